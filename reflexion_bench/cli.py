@@ -1,0 +1,38 @@
+"""``reflexion-bench``: one entry point, one sub-command per job.
+
+Sub-command modules are imported only when chosen, so ``report`` does not pay for
+Hydra or the model SDKs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "run": ("reflexion_bench.commands.run", "run an experiment (Hydra overrides follow)"),
+    "report": ("reflexion_bench.commands.report", "recompute metrics of run folders"),
+    "evaluate": ("reflexion_bench.commands.evaluate", "score solutions without the loop"),
+}
+
+
+def _usage() -> str:
+    rows = "\n".join(f"  {name:<22} {help_}" for name, (_, help_) in COMMANDS.items())
+    return f"usage: reflexion-bench <command> [args]\n\ncommands:\n{rows}\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(_usage())
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return int(module.main(rest) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,139 @@
+"""The per-task state object that flows through Actor -> Evaluator -> Reflector -> Memory.
+
+One :class:`TaskState` per task per run. Roles read what they need from it and
+record their model calls through :meth:`TaskState.generate`, so that accounting
+per role happens in one place instead of in every role.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from reflexion_bench.core.types import (
+    Feedback,
+    GenerateConfig,
+    Message,
+    ModelCall,
+    ModelOutput,
+    Score,
+    Task,
+)
+
+if TYPE_CHECKING:
+    from reflexion_bench.memory.base import Memory
+    from reflexion_bench.models.base import ModelClient
+    from reflexion_bench.sandbox.base import Sandbox
+
+
+@dataclass
+class Services:
+    """Shared, run-wide resources handed to every task.
+
+    ``models`` maps a role name (``actor``, ``self_test``, ``reflector``, ``judge``...)
+    to a client; roles missing from it use ``model``.
+    """
+
+    model: ModelClient
+    sandbox: Sandbox | None = None
+    models: dict[str, ModelClient] = field(default_factory=dict)
+    generate_config: GenerateConfig = field(default_factory=GenerateConfig)
+    seed: int = 0
+
+    def model_for(self, role: str) -> ModelClient:
+        return self.models.get(role, self.model)
+
+
+@dataclass
+class TrialRecord:
+    """Everything that happened in one trial; becomes one JSONL record."""
+
+    trial: int
+    candidate: str = ""
+    trajectory: str = ""
+    prompt: list[dict[str, str]] = field(default_factory=list)
+    self_test: Feedback | None = None
+    hidden: Score | None = None
+    reflection: str | None = None
+    memory_shown: list[str] = field(default_factory=list)
+    model_calls: list[ModelCall] = field(default_factory=list)
+    wall_time_s: float = 0.0
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TaskState:
+    """Per-task state. ``scratch`` is for role-private state (e.g. the generated self-tests)."""
+
+    task: Task
+    strategy: str
+    max_trials: int
+    memory: Memory
+    services: Services
+    trials: list[TrialRecord] = field(default_factory=list)
+    scratch: dict[str, Any] = field(default_factory=dict)
+    #: Calls made during the trial in progress (moved into its record when it ends).
+    pending_calls: list[ModelCall] = field(default_factory=list)
+
+    @property
+    def trial_index(self) -> int:
+        """1-based index of the trial in progress."""
+        return len(self.trials) + 1
+
+    @property
+    def sandbox(self) -> Sandbox:
+        if self.services.sandbox is None:
+            raise RuntimeError(
+                "this environment needs a sandbox; set `sandbox=local` (or docker/auto)"
+            )
+        return self.services.sandbox
+
+    async def generate(
+        self,
+        role: str,
+        messages: Sequence[Message],
+        config: GenerateConfig | None = None,
+    ) -> ModelOutput:
+        """Call the model for ``role`` and record the call (also when it fails)."""
+        client = self.services.model_for(role)
+        cfg = config or self.services.generate_config
+        started = time.perf_counter()
+        try:
+            out = await client.generate(messages, cfg)
+        except Exception as exc:
+            self.pending_calls.append(
+                ModelCall(
+                    role=role,
+                    model=client.name,
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    latency_s=time.perf_counter() - started,
+                    finish_reason="error",
+                    error=f"{type(exc).__name__}: {exc}",
+                    retries=int(getattr(exc, "retries", 0)),
+                )
+            )
+            raise
+        self.pending_calls.append(
+            ModelCall(
+                role=role,
+                model=out.model or client.name,
+                prompt_tokens=out.prompt_tokens,
+                completion_tokens=out.completion_tokens,
+                latency_s=out.latency_s,
+                finish_reason=out.finish_reason,
+                cost_usd=out.cost_usd,
+                cached=out.cached,
+                retries=out.retries,
+            )
+        )
+        return out
+
+    def last_feedback(self) -> Feedback | None:
+        return self.trials[-1].self_test if self.trials else None
+
+    def last_score(self) -> Score | None:
+        return self.trials[-1].hidden if self.trials else None

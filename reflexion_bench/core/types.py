@@ -1,0 +1,139 @@
+"""Plain data types shared by every role.
+
+These are deliberately small, JSON-serialisable dataclasses: every one of them ends
+up in the run log, and the run log is the source of truth for every report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message in the harness's provider-neutral format."""
+
+    role: Role
+    content: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    """Sampling parameters of one call.
+
+    ``sample_index`` distinguishes otherwise identical requests when several samples
+    are wanted at temperature > 0 (it is part of the cache key, never sent).
+    """
+
+    max_tokens: int = 512
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    sample_index: int = 0
+    timeout_s: float = 600.0
+
+    def replace(self, **changes: Any) -> GenerateConfig:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class ModelOutput:
+    """What a model backend returns for one call."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    finish_reason: str = "stop"
+    model: str = ""
+    cost_usd: float = 0.0
+    cached: bool = False
+    retries: int = 0
+
+
+@dataclass
+class ModelCall:
+    """One model call as recorded in the run log (no message text: that is in
+    the trial's prompts/trajectory fields, and keeps the log small)."""
+
+    role: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    finish_reason: str
+    cost_usd: float = 0.0
+    cached: bool = False
+    retries: int = 0
+    error: str | None = None
+
+
+@dataclass
+class Task:
+    """One benchmark problem.
+
+    ``prompt`` is what the actor sees; ``data`` holds everything environment
+    specific (entry point, hidden tests, gold answer, game file...). Hidden
+    material stays in ``data`` and no actor reads it.
+    """
+
+    id: str
+    prompt: str
+    benchmark: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Attempt:
+    """One trial's output of the actor."""
+
+    candidate: str
+    """The submitted artefact: a program, an answer, or the final game state summary."""
+    trajectory: str = ""
+    """The full text of the attempt (ReAct steps, raw completion), for raw-log memory."""
+    prompt: list[Message] = field(default_factory=list)
+    """The messages the actor sent for its (last) generation."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Feedback:
+    """The in-loop evaluator's verdict: what the reflector sees.
+
+    ``passed`` is None when no in-loop evaluation ran (e.g. strategy ``simple``).
+    """
+
+    passed: bool | None
+    text: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Score:
+    """The final scorer's verdict: what the benchmark reports. Never shown to the actor."""
+
+    passed: bool
+    status: str = "fail"
+    """One of pass / fail / timeout / error (code); pass / fail otherwise."""
+    value: float | None = None
+    detail: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Turn dataclasses (recursively) into JSON-friendly dicts."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    return obj

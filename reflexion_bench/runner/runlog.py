@@ -1,0 +1,117 @@
+"""The append-only JSONL run log: the source of truth of every report.
+
+One record per finished trial. A task re-run after an interruption gets a new
+``attempt_id``; readers keep, per task, only the records of the newest attempt that
+reached a ``final`` record, so a resumed run never counts a trial twice even though
+the file is never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+LOG_NAME = "log.jsonl"
+
+log = logging.getLogger(__name__)
+
+
+class RunLogWriter:
+    """Appends records, one line each, flushed and fsynced so a SIGKILL loses at most
+    the record being written (which readers then drop)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair_tail()
+        self._fh = path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+
+    def _repair_tail(self) -> None:
+        # A write cut short leaves a last line without "\n"; terminate it so the next
+        # record starts on its own line (the reader then drops the broken one).
+        if self.path.exists() and self.path.stat().st_size > 0:
+            with self.path.open("rb+") as fh:
+                fh.seek(-1, os.SEEK_END)
+                if fh.read(1) != b"\n":
+                    fh.write(b"\n")
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = json.dumps({"schema": SCHEMA_VERSION, **record}, ensure_ascii=False, default=str)
+        with self._lock:
+            self._fh.write(line + "\n")
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._fh.closed:
+                self._fh.close()
+
+
+def iter_records(path: Path) -> Iterator[dict[str, Any]]:
+    """Yield the records of a log, skipping (with a warning) lines that do not parse."""
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                log.warning("%s:%d: dropped a truncated/corrupt record", path, lineno)
+                continue
+            if isinstance(rec, dict):
+                yield rec
+
+
+def effective_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per task, the trial records of the newest attempt that finished, in trial order.
+
+    Tasks with no finished attempt are left out: they are still to be done.
+    """
+    by_attempt: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    order: list[tuple[str, str]] = []
+    for rec in records:
+        if rec.get("type", "trial") != "trial":
+            continue
+        key = (str(rec["task_id"]), str(rec.get("attempt_id", "")))
+        if key not in by_attempt:
+            by_attempt[key] = []
+            order.append(key)
+        by_attempt[key].append(rec)
+    chosen: dict[str, tuple[str, str]] = {}
+    for key in order:
+        trials = by_attempt[key]
+        if any(r.get("final") for r in trials):
+            chosen[key[0]] = key  # later finished attempts replace earlier ones
+    out: list[dict[str, Any]] = []
+    position = {key: i for i, key in enumerate(order)}
+    for task_id in sorted(chosen, key=lambda t: position[chosen[t]]):
+        trials = sorted(by_attempt[chosen[task_id]], key=lambda r: int(r["trial"]))
+        # De-duplicate by trial index (defensive: a retried write of the same trial).
+        seen: dict[int, dict[str, Any]] = {}
+        for r in trials:
+            seen[int(r["trial"])] = r
+        out.extend(seen[k] for k in sorted(seen))
+    return out
+
+
+def load_run_records(run_dir: Path) -> list[dict[str, Any]]:
+    """The effective trial records of a run folder (or a log file path)."""
+    path = run_dir / LOG_NAME if run_dir.is_dir() else run_dir
+    if not path.exists():
+        raise FileNotFoundError(f"no run log at {path} (is `{run_dir}` a run folder?)")
+    return effective_records(iter_records(path))
+
+
+def finished_task_ids(path: Path) -> set[str]:
+    if not path.exists():
+        return set()
+    return {str(r["task_id"]) for r in effective_records(iter_records(path))}

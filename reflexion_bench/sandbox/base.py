@@ -1,0 +1,76 @@
+"""The one sandbox interface: run a program on files, with limits, and say why it stopped.
+
+Every consumer (self-tests, hidden tests, Rust compilation, ``evaluate``) goes through
+:meth:`Sandbox.exec`, so that every backend is interchangeable and comparable.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Literal
+
+StopReason = Literal["exit", "timeout", "memory", "signal", "output_limit", "error"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one execution. Defaults suit one unit-test program."""
+
+    memory_mb: int = 1024
+    cpu_s: int = 30
+    max_procs: int = 64
+    file_size_mb: int = 16
+    output_bytes: int = 64_000
+    """Bytes kept of each of stdout and stderr; the rest is dropped (``truncated``)."""
+
+
+@dataclass(frozen=True)
+class ExecRequest:
+    """One program to run.
+
+    ``argv[0]`` may be the placeholder ``"{python}"``: each backend substitutes the
+    interpreter that exists inside it. ``files`` are written into the scratch working
+    directory (paths relative to it) before the program starts.
+    """
+
+    argv: tuple[str, ...]
+    files: dict[str, str] = field(default_factory=dict)
+    stdin: str = ""
+    timeout_s: float = 10.0
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass
+class ExecResult:
+    """What happened. ``exit_code`` is None when the program never exited by itself."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    reason: StopReason
+    truncated: bool = False
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.reason == "exit" and self.exit_code == 0
+
+
+class Sandbox(abc.ABC):
+    """A place to run untrusted programs.
+
+    Implementations bound their own parallelism (``jobs``): callers may fire as many
+    ``exec`` calls concurrently as they like.
+    """
+
+    #: Human-readable description of the isolation level actually in force.
+    isolation: str = "none"
+
+    @abc.abstractmethod
+    async def exec(self, request: ExecRequest) -> ExecResult:
+        """Run ``request`` and return its result; never raises for program misbehaviour."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook, default no-op
+        """Release pooled resources (containers, worker processes)."""
