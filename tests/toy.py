@@ -18,7 +18,10 @@ class ToyEnvironment:
     memory_window = 1
 
     def __init__(
-        self, words: list[str] | None = None, limit: int | None = None, task_ids: list[str] | None = None
+        self,
+        words: list[str] | None = None,
+        limit: int | None = None,
+        task_ids: list[str] | None = None,
     ) -> None:
         self.words = words or ["alpha", "beta", "gamma"]
         self.limit = limit
@@ -50,10 +53,10 @@ class ToyEvaluator:
 
     async def evaluate(self, state: TaskState, attempt: Attempt) -> Feedback:
         answer = state.task.data["answer"]
-        ok = attempt.candidate == answer or (
-            self.lenient and attempt.candidate[:1] == answer[:1]
+        ok = attempt.candidate == answer or (self.lenient and attempt.candidate[:1] == answer[:1])
+        return Feedback(
+            passed=ok, text="" if ok else f"expected another word than {attempt.candidate!r}"
         )
-        return Feedback(passed=ok, text="" if ok else f"expected another word than {attempt.candidate!r}")
 
 
 class ToyReflector:
@@ -67,3 +70,17 @@ class ToyScorer:
     async def score(self, state: TaskState, attempt: Attempt) -> Score:
         ok = attempt.candidate == state.task.data["answer"]
         return Score(passed=ok, status="pass" if ok else "fail")
+
+
+def toy_responder(messages: list[Message], config: object) -> str:
+    """Deterministic replies that depend only on the prompt (safe under concurrency):
+    the first attempt answers in upper case (wrong), a reflection says to use lower
+    case, and an attempt that sees a reflection answers correctly. Words starting
+    with "z" are never answered correctly, so some tasks fail every trial."""
+    text = messages[-1].content
+    if text.startswith("Reflect:"):
+        return "I must answer with the exact word in lower case."
+    word = text.split("Say the word ", 1)[1].split(".", 1)[0]
+    if word.startswith("z"):
+        return "no"
+    return word if "[Reflection" in text else word.upper()

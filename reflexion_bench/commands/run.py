@@ -13,6 +13,8 @@ from omegaconf import DictConfig
 
 from reflexion_bench.config import CONFIG_DIR, redact_text
 from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.environments.base import DatasetError
+from reflexion_bench.models.base import ModelError
 
 log = logging.getLogger("reflexion_bench")
 
@@ -37,7 +39,8 @@ def hydra_main(cfg: DictConfig) -> float | None:
         print(format_table(summary))
         print(f"run folder: {run_dir}")
         return float(summary.get("final", 0.0)) if summary.get("n_tasks") else None
-    except (ConfigError, FileNotFoundError, RunAborted) as exc:
+    except (ConfigError, DatasetError, ModelError, FileNotFoundError, RunAborted) as exc:
+        # Errors a user fixes by changing config/data/keys: one clear line, no traceback.
         print(f"error: {redact_text(str(exc))}", file=sys.stderr)
         raise SystemExit(2) from None
     finally:
