@@ -19,10 +19,38 @@ from reflexion_bench.models.base import ModelError
 log = logging.getLogger("reflexion_bench")
 
 
-def _run_dir() -> Path:
+def _run_dir(cfg: DictConfig) -> Path:
     # Hydra's output dir is the run folder in single runs and in every multirun job,
     # so sweeps get one run folder per job without a second naming scheme.
-    return Path(HydraConfig.get().runtime.output_dir)
+    out = Path(HydraConfig.get().runtime.output_dir)
+    if str(cfg.get("resume")) == "latest" and not _is_multirun():
+        previous = _latest_run_like(out, str(cfg.name))
+        if previous is not None:
+            _remove_if_fresh(out)
+            print(f"resuming {previous}", file=sys.stderr)
+            return previous
+    return out
+
+
+def _latest_run_like(current: Path, name: str) -> Path | None:
+    """The newest earlier run folder of the same experiment name that has a log."""
+    candidates = [
+        p for p in current.parent.glob(f"*_{name}") if p != current and (p / "log.jsonl").exists()
+    ]
+    return max(candidates, key=lambda p: p.name) if candidates else None
+
+
+def _remove_if_fresh(folder: Path) -> None:
+    # Hydra created this folder for the new run; it holds only Hydra's own files.
+    import shutil
+
+    if not (folder / "log.jsonl").exists():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _is_multirun() -> bool:
+    mode = HydraConfig.get().mode
+    return mode is not None and mode.name == "MULTIRUN"
 
 
 @hydra.main(config_path=str(CONFIG_DIR), config_name="config", version_base="1.3")
@@ -31,7 +59,7 @@ def hydra_main(cfg: DictConfig) -> float | None:
     from reflexion_bench.runner.run import RunAborted, run_experiment
     from reflexion_bench.trackers import make_tracker
 
-    run_dir = _run_dir()
+    run_dir = _run_dir(cfg)
     tracker = make_tracker(cfg, run_dir)
     try:
         summary = asyncio.run(run_experiment(cfg, run_dir))
@@ -41,7 +69,12 @@ def hydra_main(cfg: DictConfig) -> float | None:
         return float(summary.get("final", 0.0)) if summary.get("n_tasks") else None
     except (ConfigError, DatasetError, ModelError, FileNotFoundError, RunAborted) as exc:
         # Errors a user fixes by changing config/data/keys: one clear line, no traceback.
-        print(f"error: {redact_text(str(exc))}", file=sys.stderr)
+        message = redact_text(str(exc))
+        print(f"error: {message}", file=sys.stderr)
+        if _is_multirun():
+            # A failed job must not end the sweep: Hydra records it as failed and
+            # the other jobs still run.
+            raise RuntimeError(message) from None
         raise SystemExit(2) from None
     finally:
         tracker.close()

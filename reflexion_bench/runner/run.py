@@ -231,7 +231,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     }
     try:
         await _start(ctx)
-        counts = await execute(ctx, resume=bool(cfg.get("resume", True)))
+        counts = await execute(ctx, resume=str(cfg.get("resume", True)).lower() != "false")
     finally:
         await _close(ctx)
     summary = write_run_outputs(run_dir)

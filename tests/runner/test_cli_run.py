@@ -71,3 +71,20 @@ def test_unknown_task_id_is_a_clear_error(tmp_path: Path) -> None:
 def test_report_on_a_folder_without_log_is_a_clear_error(tmp_path: Path) -> None:
     out = run_cli("report", str(tmp_path))
     assert out.returncode == 2 and "log.jsonl" in out.stderr
+
+
+def test_resume_latest_continues_the_newest_run_of_the_same_name(tmp_path: Path) -> None:
+    base = [*TOY, f"paths.results_dir={tmp_path}", "progress=false"]
+    first = run_cli("run", *base, "limit=2")
+    assert first.returncode == 0, first.stderr
+    (run,) = list((tmp_path / "runs").iterdir())
+    again = run_cli("run", *base, "limit=4", "resume=latest")
+    assert again.returncode == 0, again.stderr
+    assert list((tmp_path / "runs").iterdir()) == [run]  # no second folder
+    finals = [json.loads(x) for x in (run / "log.jsonl").read_text().splitlines()]
+    assert sorted(r["task_id"] for r in finals if r["final"]) == [
+        "toy/0",
+        "toy/1",
+        "toy/2",
+        "toy/3",
+    ]

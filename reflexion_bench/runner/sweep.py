@@ -1,0 +1,115 @@
+"""Sweep bookkeeping as a Hydra callback: a sweep-level index and jobs progress.
+
+Hydra's launchers (basic, joblib, submitit, ray) run the jobs; this callback only
+records them. It runs inside each job's process (also on a cluster node), so the
+index is an append-only JSONL written under a file lock, and every reader takes the
+newest line per job.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from hydra.core.utils import JobReturn, JobStatus
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig
+
+INDEX_NAME = "index.jsonl"
+
+
+def _append(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record, default=str) + "\n")
+
+
+def read_index(sweep_dir: Path) -> list[dict[str, Any]]:
+    """The newest index line per job folder, in first-seen order."""
+    path = sweep_dir / INDEX_NAME
+    if not path.exists():
+        return []
+    latest: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        latest[str(rec.get("job_dir"))] = rec
+    return list(latest.values())
+
+
+def job_counts(records: Iterable[dict[str, Any]]) -> dict[str, int]:
+    counts = {"done": 0, "running": 0, "failed": 0}
+    for rec in records:
+        status = rec.get("status")
+        if status in counts:
+            counts[status] += 1
+    return counts
+
+
+class SweepIndex(Callback):
+    """Writes ``<sweep dir>/index.jsonl`` (job folder, overrides, status, final score)
+    and prints a line of jobs done / running / failed as each job starts and ends."""
+
+    def __init__(self) -> None:
+        self._started: float = 0.0
+
+    @staticmethod
+    def _sweep_dir(config: DictConfig) -> Path:
+        return Path(str(config.hydra.sweep.dir))
+
+    def _report(self, config: DictConfig) -> None:
+        counts = job_counts(read_index(self._sweep_dir(config)))
+        print(
+            f"[sweep] jobs done {counts['done']} running {counts['running']} failed {counts['failed']}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from hydra.core.hydra_config import HydraConfig
+
+        hc = HydraConfig.get()
+        if hc.mode is None or hc.mode.name != "MULTIRUN":
+            return
+        self._started = time.time()
+        _append(
+            self._sweep_dir(config) / INDEX_NAME,
+            {
+                "job_dir": hc.runtime.output_dir,
+                "job_num": hc.job.num,
+                "overrides": list(hc.overrides.task),
+                "status": "running",
+                "time": datetime.now(UTC).isoformat(timespec="seconds"),
+            },
+        )
+        self._report(config)
+
+    def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
+        from hydra.core.hydra_config import HydraConfig
+
+        hc = HydraConfig.get()
+        if hc.mode is None or hc.mode.name != "MULTIRUN":
+            return
+        ok = job_return.status == JobStatus.COMPLETED
+        record: dict[str, Any] = {
+            "job_dir": hc.runtime.output_dir,
+            "job_num": hc.job.num,
+            "overrides": list(hc.overrides.task),
+            "status": "done" if ok else "failed",
+            "wall_time_s": round(time.time() - self._started, 2),
+            "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        if ok:
+            record["final"] = job_return._return_value
+        else:
+            record["error"] = str(job_return._return_value)[-500:]
+        _append(self._sweep_dir(config) / INDEX_NAME, record)
+        self._report(config)
