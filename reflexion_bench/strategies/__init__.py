@@ -1,5 +1,45 @@
-"""Strategy role: the loop policy (simple, reflexion, ablations and controls)."""
+"""Strategy role: the loop policy (simple, reflexion, ablations and controls).
 
-from reflexion_bench.strategies.base import MEMORY_CONTENTS, Strategy, raw_log_text
+Every strategy shares the one loop (:mod:`reflexion_bench.runner.loop`); they differ
+in data (K, self-tests on/off, what a failure leaves in memory) and, for the
+controls, in :meth:`Strategy.after_failure`. The frozen-first-attempt wrappers
+(:mod:`reflexion_bench.strategies.frozen`) wrap the benchmark's actor and evaluator.
+"""
 
-__all__ = ["MEMORY_CONTENTS", "Strategy", "raw_log_text"]
+from reflexion_bench.strategies.base import (
+    MEMORY_CONTENTS,
+    TRIAL_EXTRA_KEY,
+    Strategy,
+    note_trial_extra,
+    raw_log_text,
+)
+from reflexion_bench.strategies.best_of_n import BestOfNStrategy, SampledClient
+from reflexion_bench.strategies.controls import (
+    IrrelevantTextStrategy,
+    WrongReflectionStrategy,
+    seeded_derangement,
+)
+from reflexion_bench.strategies.filler import count_tokens, irrelevant_text
+from reflexion_bench.strategies.frozen import (
+    FrozenFirstAttemptActor,
+    FrozenFirstAttemptError,
+    FrozenFirstFeedbackEvaluator,
+)
+
+__all__ = [
+    "MEMORY_CONTENTS",
+    "TRIAL_EXTRA_KEY",
+    "BestOfNStrategy",
+    "FrozenFirstAttemptActor",
+    "FrozenFirstAttemptError",
+    "FrozenFirstFeedbackEvaluator",
+    "IrrelevantTextStrategy",
+    "SampledClient",
+    "Strategy",
+    "WrongReflectionStrategy",
+    "count_tokens",
+    "irrelevant_text",
+    "note_trial_extra",
+    "raw_log_text",
+    "seeded_derangement",
+]

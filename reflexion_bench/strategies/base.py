@@ -8,12 +8,17 @@ paper's variants and the controls it lacked differ only where they really differ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Feedback
 from reflexion_bench.memory.base import MemoryEntry
 from reflexion_bench.reflectors.base import Reflector
+
+#: Key of ``TaskState.scratch`` under which a strategy leaves values for the current
+#: trial's ``extra`` field in the run log (e.g. the real reflection a control replaced).
+TRIAL_EXTRA_KEY = "trial_extra"
 
 MEMORY_CONTENTS = (
     "none",  # retry with no memory (the `retry` control / the paper's base agents)
@@ -86,3 +91,13 @@ def raw_log_text(attempt: Attempt, feedback: Feedback) -> str:
     if feedback.text:
         return f"{body}\n\n[feedback]\n{feedback.text}"
     return body
+
+
+def note_trial_extra(state: TaskState, **values: Any) -> None:
+    """Leave ``values`` for the ``extra`` field of the trial in progress.
+
+    The loop merges ``state.scratch[TRIAL_EXTRA_KEY]`` into the trial record when the
+    trial ends, so what a strategy did but did not show (the real reflection behind an
+    ``irrelevant_text`` control, the task a wrong reflection came from) is in the log.
+    """
+    state.scratch.setdefault(TRIAL_EXTRA_KEY, {}).update(values)
