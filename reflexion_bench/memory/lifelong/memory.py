@@ -1,0 +1,384 @@
+"""Lifelong memory: reflections kept across tasks, retrieved before each task.
+
+:class:`LifelongMemory` is the factory the runner calls once per task
+(``memory_factory(window=W)``); it holds the persistent store, the retriever and the
+policies, and returns a :class:`TaskLifelongMemory` that
+
+- wraps the paper's :class:`~reflexion_bench.memory.base.WindowMemory` (the
+  within-task sliding window works as before);
+- in ``begin_task`` runs maintenance (optional), retrieves the top-k reflections for
+  the task and shows them first, as ``lesson`` entries;
+- in ``end_task`` decides (gating) whether the task leaves a lesson in the store,
+  writes it with its outcome and failure signature, has it judged (optional), and
+  appends what happened to ``memory_events.jsonl`` (retrievals with ids and scores,
+  every policy's gating decision, model calls made after the last trial).
+
+Tasks must run one at a time (``max_concurrent_tasks=1``) for a reproducible stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.state import TaskState, TrialRecord
+from reflexion_bench.core.types import Attempt, Feedback, to_jsonable
+from reflexion_bench.memory.base import MemoryEntry, WindowMemory
+from reflexion_bench.memory.lifelong.encoders import Encoder
+from reflexion_bench.memory.lifelong.gating import GatingPolicy, TaskFacts, task_confidence
+from reflexion_bench.memory.lifelong.judge import ReflectionJudge
+from reflexion_bench.memory.lifelong.maintenance import DecayPolicy, run_maintenance
+from reflexion_bench.memory.lifelong.record import Reflection, utcnow
+from reflexion_bench.memory.lifelong.retrieval import Hit, RetrievalConfig, Retriever
+from reflexion_bench.memory.lifelong.signature import failure_signature
+from reflexion_bench.memory.lifelong.store import ReflectionStore
+from reflexion_bench.reflectors.base import Reflector
+from reflexion_bench.runner.runlog import RunLogWriter
+
+log = logging.getLogger(__name__)
+
+EVENTS_NAME = "memory_events.jsonl"
+STORE_CHOICES = ("last", "all")
+
+
+class SimulatedClock:
+    """A clock that advances a fixed step per task, so decay and promotion happen
+    within one benchmark run (real runs last minutes, thresholds are in days).
+
+    Args:
+        start: ISO start time (default: 2025-01-01T00:00:00Z).
+        days_per_task: Days added each time a task begins.
+    """
+
+    def __init__(
+        self, start: str = "2025-01-01T00:00:00+00:00", days_per_task: float = 1.0
+    ) -> None:
+        self.now_ts = datetime.fromisoformat(start)
+        if self.now_ts.tzinfo is None:
+            self.now_ts = self.now_ts.replace(tzinfo=UTC)
+        self.step = timedelta(days=days_per_task)
+
+    def __call__(self) -> datetime:
+        return self.now_ts
+
+    def advance(self) -> None:
+        self.now_ts += self.step
+
+
+def in_loop_passed(rec: TrialRecord) -> bool | None:
+    """The in-loop verdict of a trial (None when no in-loop evaluation ran)."""
+    if rec.error:
+        return False
+    return None if rec.self_test is None else rec.self_test.passed
+
+
+def trial_signature(rec: TrialRecord) -> str:
+    fb = rec.self_test.text if rec.self_test else ""
+    return failure_signature(fb, rec.error)
+
+
+class LifelongMemory:
+    """The lifelong memory factory (built once per run from ``configs/memory/lifelong*.yaml``).
+
+    Args:
+        store: Folder of this agent's reflection store (created if missing).
+        agent: This agent's name (stamped on the reflections it writes).
+        share_from: Other agents' store folders, searched read-only.
+        retrieval: Retrieval settings (see :class:`RetrievalConfig`).
+        encoder: The dense encoder (required by every mode except ``bm25``).
+        gating: Gating settings (see :class:`GatingPolicy`).
+        decay: Decay/promotion thresholds (see :class:`DecayPolicy`).
+        maintenance: ``between_tasks`` (run before each task) or ``never``.
+        reflector: Writes post-task lessons (a lesson for a solved task that had no
+            failure, and a reflection on a final failed trial); None disables both.
+        reflect_on_final_failure: Reflect on the last failed trial of a task
+            (the loop does not, since no trial follows it).
+        store_reflections: ``last`` (one lesson per task: the latest) or ``all``.
+        judge: Grade each lesson with the rubric (role ``judge``); None: no grading.
+        outcome_source: ``self_test`` (what the agent knows) or ``hidden`` (the
+            scorer, for analyses that accept the leak into future prompts).
+        events_path: Where to append the memory events (the run folder's
+            ``memory_events.jsonl``); None: not logged.
+        clock: "Now" (a :class:`SimulatedClock`, or the wall clock when None).
+        model_name: Recorded on stored reflections (default: the run's model).
+        task_chars: Characters of the task prompt kept with a reflection.
+    """
+
+    def __init__(
+        self,
+        store: str | Path,
+        agent: str = "default",
+        share_from: Sequence[str | Path] = (),
+        retrieval: RetrievalConfig | dict[str, Any] | None = None,
+        encoder: Encoder | None = None,
+        gating: GatingPolicy | dict[str, Any] | None = None,
+        decay: DecayPolicy | dict[str, Any] | None = None,
+        maintenance: str = "between_tasks",
+        reflector: Reflector | None = None,
+        reflect_on_final_failure: bool = True,
+        store_reflections: str = "last",
+        judge: ReflectionJudge | None = None,
+        outcome_source: str = "self_test",
+        events_path: str | Path | None = None,
+        clock: Any = None,
+        model_name: str | None = None,
+        task_chars: int = 600,
+    ) -> None:
+        if maintenance not in ("between_tasks", "never"):
+            raise ConfigError("memory.maintenance", maintenance, ("between_tasks", "never"))
+        if store_reflections not in STORE_CHOICES:
+            raise ConfigError("memory.store_reflections", store_reflections, STORE_CHOICES)
+        if outcome_source not in ("self_test", "hidden"):
+            raise ConfigError("memory.outcome_source", outcome_source, ("self_test", "hidden"))
+        self.clock = clock or utcnow
+        self.store = ReflectionStore(store, clock=self.clock, agent=agent)
+        self.shared = [ReflectionStore(p, read_only=True, clock=self.clock) for p in share_from]
+        self.agent = agent
+        self.retrieval = (
+            retrieval
+            if isinstance(retrieval, RetrievalConfig)
+            else RetrievalConfig(**dict(retrieval or {}))
+        )
+        self.retriever = Retriever([self.store, *self.shared], self.retrieval, encoder)
+        self.gating = (
+            gating if isinstance(gating, GatingPolicy) else GatingPolicy(**dict(gating or {}))
+        )
+        self.decay = decay if isinstance(decay, DecayPolicy) else DecayPolicy(**dict(decay or {}))
+        self.maintenance = maintenance
+        self.reflector = reflector
+        self.reflect_on_final_failure = reflect_on_final_failure
+        self.store_reflections = store_reflections
+        self.judge = judge
+        self.outcome_source = outcome_source
+        self.model_name = model_name
+        self.task_chars = task_chars
+        self._events = RunLogWriter(Path(events_path)) if events_path else None
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, window: int = 1) -> TaskLifelongMemory:
+        return TaskLifelongMemory(self, window)
+
+    def log_event(self, event: dict[str, Any]) -> None:
+        if self._events is not None:
+            self._events.write({"type": "memory", **event})
+
+    def close(self) -> None:
+        if self._events is not None:
+            self._events.close()
+        self.store.close()
+        for s in self.shared:
+            s.close()
+
+
+class TaskLifelongMemory:
+    """One task's view: retrieved lessons first, then the within-task window."""
+
+    def __init__(self, factory: LifelongMemory, window: int) -> None:
+        self.factory = factory
+        self.window = WindowMemory(window)
+        self.lessons: list[MemoryEntry] = []
+        self.hits: list[Hit] = []
+
+    def add(self, entry: MemoryEntry) -> None:
+        self.window.add(entry)
+
+    def render(self) -> list[MemoryEntry]:
+        return [*self.lessons, *self.window.render()]
+
+    @property
+    def all_entries(self) -> list[MemoryEntry]:
+        return [*self.lessons, *self.window.all_entries]
+
+    # ------------------------------------------------------------------ begin
+    async def begin_task(self, state: TaskState) -> None:
+        f = self.factory
+        event: dict[str, Any] = {
+            "event": "begin_task",
+            "task_id": state.task.id,
+            "task_type": state.task.benchmark,
+            # Kept so that reports can tell similar tasks apart without the dataset.
+            "task_text": state.task.prompt[: f.task_chars],
+        }
+        try:
+            if isinstance(f.clock, SimulatedClock):
+                f.clock.advance()
+            now = f.clock()
+            event["now"] = now.isoformat(timespec="seconds")
+            if f.maintenance == "between_tasks":
+                rep = run_maintenance(f.store, f.decay, now)
+                event["maintenance"] = {
+                    "archived": len(rep.archived),
+                    "unarchived": len(rep.unarchived),
+                    "promoted": len(rep.promoted),
+                    "demoted": len(rep.demoted),
+                }
+            started = time.perf_counter()
+            hits = f.retriever.search(state.task.prompt, exclude_task_id=state.task.id)
+            event["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
+            event["refresh_ms"] = round(f.retriever.last_refresh_s * 1000, 2)
+            own = [h.id for h in hits if h.store == str(f.store.root)]
+            if own:
+                f.store.record_retrievals(own, now)
+            self.hits = hits
+            self.lessons = [MemoryEntry("lesson", h.text, 0) for h in hits]
+            event["mode"] = f.retrieval.mode
+            event["retrieved"] = [h.to_dict() for h in hits]
+            event["store_size"] = len(f.store)
+            event["active_size"] = f.store.count(active_only=True)
+        except Exception as exc:  # memory trouble must not end the task: run without lessons
+            event["error"] = f"{type(exc).__name__}: {exc}"
+            log.warning("lifelong memory: retrieval for %s failed: %s", state.task.id, exc)
+            log.debug("%s", traceback.format_exc())
+        # Picked up by the trial loop into the first trial's record where supported.
+        state.scratch.setdefault("trial_extra", {})["memory_retrieval"] = {
+            "mode": event.get("mode"),
+            "hits": event.get("retrieved", []),
+        }
+        f.log_event(event)
+
+    # ------------------------------------------------------------------ end
+    async def end_task(self, state: TaskState) -> None:
+        f = self.factory
+        event: dict[str, Any] = {
+            "event": "end_task",
+            "task_id": state.task.id,
+            "task_type": state.task.benchmark,
+        }
+        pending_before = len(state.pending_calls)
+        try:
+            await self._end_task(state, event)
+        except Exception as exc:  # a failed write is logged; the run goes on
+            event["error"] = f"{type(exc).__name__}: {exc}"
+            log.warning("lifelong memory: storing for %s failed: %s", state.task.id, exc)
+        calls = state.pending_calls[pending_before:]
+        # These calls happen after the task's last trial record was written: account
+        # for them here so judge/reflector cost after the loop is not lost.
+        event["model_calls"] = to_jsonable(calls)
+        del state.pending_calls[pending_before:]
+        event["store_size"] = len(f.store)
+        event["active_size"] = f.store.count(active_only=True)
+        f.log_event(event)
+
+    async def _end_task(self, state: TaskState, event: dict[str, Any]) -> None:
+        f = self.factory
+        trials = state.trials
+        if not trials:
+            event["skipped"] = "no trials"
+            return
+        verdicts = [self._verdict(t) for t in trials]
+        solved = verdicts[-1] is True
+        had_failure = any(v is False for v in verdicts)
+        facts = TaskFacts(
+            task_type=state.task.benchmark,
+            had_failure=had_failure,
+            confidence=task_confidence(trials),
+            stored_of_type=f.store.count(state.task.benchmark),
+        )
+        write, decisions = f.gating.decide(facts)
+        event.update(
+            solved=solved,
+            had_failure=had_failure,
+            confidence=round(facts.confidence, 4),
+            stored_of_type=facts.stored_of_type,
+            policy=f.gating.policy,
+            decisions=decisions,
+        )
+        # (trial, text, feedback, signature) of each reflection written in the loop.
+        written = [
+            (t.trial, t.reflection, t.self_test.text if t.self_test else "", trial_signature(t))
+            for t in trials
+            if t.reflection
+        ]
+        last = trials[-1]
+        lessons: list[tuple[int, str, str, str, str]] = []  # + outcome
+        if write:
+            if (
+                had_failure
+                and f.reflector is not None
+                and f.reflect_on_final_failure
+                and (verdicts[-1] is False and not last.reflection and not last.error)
+            ):
+                text = await f.reflector.reflect(
+                    state, _attempt(last), last.self_test or Feedback(False)
+                )
+                written.append(
+                    (
+                        last.trial,
+                        text,
+                        last.self_test.text if last.self_test else "",
+                        trial_signature(last),
+                    )
+                )
+                event["final_failure_reflection"] = True
+            if written:
+                chosen = written if f.store_reflections == "all" else written[-1:]
+                outcome = "partial" if solved else "failure"
+                lessons = [(*w, outcome) for w in chosen]
+            elif solved and f.reflector is not None:
+                fb = last.self_test or Feedback(True)
+                text = await f.reflector.reflect(state, _attempt(last), fb)
+                lessons = [(0, text, fb.text, "", "success")]
+        refs: list[Reflection] = []
+        judged: list[dict[str, Any]] = []
+        model = f.model_name or state.services.model.name
+        for trial, text, feedback, sig, outcome in lessons:
+            if not text or not text.strip():
+                continue
+            quality = None
+            if f.judge is not None:
+                verdict = await f.judge.judge(state, text, feedback)
+                quality = verdict["scores"]
+                judged.append({"trial": trial, **verdict})
+            refs.append(
+                Reflection(
+                    text=text.strip(),
+                    task_type=state.task.benchmark,
+                    task_id=state.task.id,
+                    outcome=outcome,
+                    created=f.clock(),
+                    model=model,
+                    source_agent=f.agent,
+                    failure_signature=sig,
+                    trial=trial,
+                    task_excerpt=state.task.prompt[: f.task_chars],
+                    tags=[state.task.benchmark],
+                    quality=quality,
+                )
+            )
+        f.store.add_many(refs)
+        used = {h.id for h in self.hits}
+        event.update(
+            wrote=len(refs),
+            written=[
+                {
+                    "id": r.id,
+                    "outcome": r.outcome,
+                    "signature": r.failure_signature,
+                    "trial": r.trial,
+                }
+                for r in refs
+            ],
+            judged=judged,
+            retrieved_ids=sorted(used),
+            trial_signatures=[
+                trial_signature(t) if v is False else None
+                for t, v in zip(trials, verdicts, strict=True)
+            ],
+        )
+
+    def _verdict(self, rec: TrialRecord) -> bool | None:
+        if self.factory.outcome_source == "hidden" or in_loop_passed(rec) is None:
+            if rec.error:
+                return False
+            return None if rec.hidden is None else rec.hidden.passed
+        return in_loop_passed(rec)
+
+
+def _attempt(rec: TrialRecord) -> Attempt:
+    return Attempt(candidate=rec.candidate, trajectory=rec.trajectory)
