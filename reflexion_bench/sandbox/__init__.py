@@ -1,5 +1,11 @@
-"""Sandbox role: run untrusted generated code."""
+"""Sandbox role: run untrusted generated code.
 
-from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox
+Backends (built from ``configs/sandbox/*.yaml``; heavy ones import lazily):
+``reflexion_bench.sandbox.local.LocalSandbox`` (namespaces + dedicated uid + rlimits),
+``reflexion_bench.sandbox.docker.DockerSandbox`` (warm pool of locked-down containers),
+``reflexion_bench.sandbox.auto.auto_sandbox`` (Docker when available, else local).
+"""
 
-__all__ = ["ExecRequest", "ExecResult", "Limits", "Sandbox"]
+from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox, StopReason
+
+__all__ = ["ExecRequest", "ExecResult", "Limits", "Sandbox", "StopReason"]

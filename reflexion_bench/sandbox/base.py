@@ -7,6 +7,8 @@ Every consumer (self-tests, hidden tests, Rust compilation, ``evaluate``) goes t
 from __future__ import annotations
 
 import abc
+import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,6 +25,9 @@ class Limits:
     file_size_mb: int = 16
     output_bytes: int = 64_000
     """Bytes kept of each of stdout and stderr; the rest is dropped (``truncated``)."""
+    output_kill_bytes: int = 8_000_000
+    """Past this many bytes on one stream the program is killed (reason ``output_limit``),
+    so a program printing gigabytes costs neither memory nor time."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,15 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     async def exec(self, request: ExecRequest) -> ExecResult:
         """Run ``request`` and return its result; never raises for program misbehaviour."""
+
+    async def exec_batch(self, requests: Sequence[ExecRequest]) -> list[ExecResult]:
+        """Run several programs (e.g. the tests of one task), results in order.
+
+        Each program still runs on its own, in a fresh process and scratch directory,
+        so results equal those of separate :meth:`exec` calls; backends may run the
+        batch on one warm worker to save hand-offs.
+        """
+        return list(await asyncio.gather(*(self.exec(r) for r in requests)))
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, default no-op
         """Release pooled resources (containers, worker processes)."""

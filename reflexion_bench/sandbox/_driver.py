@@ -1,0 +1,473 @@
+# ruff: noqa: SIM105  (no contextlib: this file runs in a bare interpreter, kept lean)
+# mypy: disable-error-code="type-arg"
+"""The supervisor that runs INSIDE a sandbox (local namespaces or a Docker container).
+
+It is started once per worker (``python3 -I -S -c <this source> <config json>``), reads
+one JSON job per line on stdin and answers one JSON result per line on stdout, so a
+warm worker costs a fork per program instead of an interpreter start plus a namespace
+or ``docker exec`` setup. Standard library only: it runs under whatever Python the
+sandbox has (Debian's /usr/bin/python3 locally, the image's python3 in Docker).
+
+Each job runs in a FRESH fork of this pristine supervisor, which never executes user
+code itself, in an emptied working directory, with its own rlimits, session and pipes;
+after the job every process the sandbox user still has is SIGKILLed (``kill(-1)``: in a
+PID namespace that is everything but us, as a dedicated uid everything of that uid) and
+the scratch and temporary directories are wiped. That is what keeps consecutive verdicts
+independent of each other. ``{python} file.py`` jobs are run in the forked child by
+``runpy`` (no second interpreter start); anything else is ``execve``d.
+
+The harness treats this process as untrusted too (it shares the uid of the programs):
+it enforces its own deadline per job and restarts the worker when anything looks wrong.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import json
+import os
+import resource
+import runpy
+import selectors
+import signal
+import sys
+import threading
+import time
+import traceback
+
+# Warm the "zygote": what runpy needs (pkgutil -> typing) and what generated programs
+# import most, so a forked job does not re-read them from disk. Importing is idempotent
+# and these modules hold no state the supervisor has used, so jobs see fresh modules.
+for _name in (
+    "pkgutil",
+    "typing",
+    "math",
+    "re",
+    "collections",
+    "itertools",
+    "functools",
+    "heapq",
+    "bisect",
+    "string",
+):
+    try:
+        __import__(_name)
+    except ImportError:
+        pass
+
+CONFIG = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+WORKDIR = CONFIG.get("workdir", "/scratch")
+WIPE = list(CONFIG.get("wipe", []))
+PYTHON = CONFIG.get("python", sys.executable)
+KILL_ALL = bool(CONFIG.get("kill_all", False))
+ENV = dict(CONFIG.get("env", {}))
+OUT = os.dup(1)  # protocol channel; fd 1 becomes /dev/null so stray prints go nowhere
+_devnull = os.open(os.devnull, os.O_RDWR)
+os.dup2(_devnull, 1)
+os.set_inheritable(OUT, False)
+MEMORY_MARKERS = (
+    "MemoryError",
+    "memory allocation of",
+    "Cannot allocate memory",
+    "out of memory",
+    "std::bad_alloc",
+    "failed to allocate",
+)
+
+
+def _prctl_setup() -> None:
+    """Non-dumpable: programs (same uid) cannot ptrace us or open /proc/<us>/fd to
+    forge results. Child subreaper: orphans of a job come back to us to be reaped."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER 1
+    except Exception:
+        pass
+
+
+def send(obj: dict) -> None:
+    data = (json.dumps(obj) + "\n").encode()
+    while data:
+        n = os.write(OUT, data)
+        data = data[n:]
+
+
+def reap_all() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def kill_leftovers(pgid: int | None) -> None:
+    """SIGKILL everything the job left behind, then reap it."""
+    if pgid is not None:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+    if KILL_ALL:
+        # kill(-1) signals every process we may signal except ourselves (and the init of
+        # our PID namespace). The kernel blocks forks while it walks the task list, so a
+        # fork bomb cannot outrun it; repeat a few times for processes mid-exec.
+        for _ in range(3):
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                break
+            except OSError:
+                break
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            time.sleep(0.001)
+
+
+def _rm_tree(path: str) -> None:
+    """Remove ``path``'s contents, fixing permissions a program may have removed."""
+    try:
+        entries = os.listdir(path)
+    except FileNotFoundError:
+        return
+    except PermissionError:
+        os.chmod(path, 0o700)
+        entries = os.listdir(path)
+    for name in entries:
+        full = os.path.join(path, name)
+        if os.path.islink(full) or not os.path.isdir(full):
+            try:
+                os.unlink(full)
+            except FileNotFoundError:
+                pass
+            except PermissionError:
+                os.chmod(path, 0o700)
+                os.unlink(full)
+            continue
+        try:
+            os.chmod(full, 0o700)
+        except OSError:
+            pass
+        _rm_tree(full)
+        os.rmdir(full)
+
+
+def wipe() -> bool:
+    ok = True
+    for path in [WORKDIR, *WIPE]:
+        try:
+            _rm_tree(path)
+        except OSError:
+            ok = False
+    return ok
+
+
+def write_files(files: dict) -> None:
+    root = os.path.realpath(WORKDIR)
+    for rel, content in files.items():
+        if os.path.isabs(rel) or ".." in rel.replace("\\", "/").split("/"):
+            raise ValueError(f"file path must be relative and inside the scratch dir: {rel!r}")
+        full = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(full) or root, exist_ok=True)
+        with open(full, "w", encoding="utf-8") as fh:
+            fh.write(content)
+
+
+def _set_limits(lim: dict) -> None:
+    mb = 1024 * 1024
+
+    def cap(res: int, value: int) -> None:
+        _, hard = resource.getrlimit(res)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(res, (value, value))
+
+    cap(resource.RLIMIT_AS, int(lim["memory_mb"]) * mb)
+    # soft < hard: SIGXCPU first (reported as a CPU timeout), SIGKILL one second later.
+    cpu = int(lim["cpu_s"])
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    resource.setrlimit(
+        resource.RLIMIT_CPU,
+        (cpu, cpu + 1 if hard == resource.RLIM_INFINITY else min(cpu + 1, hard)),
+    )
+    cap(resource.RLIMIT_NPROC, int(lim["max_procs"]))
+    cap(resource.RLIMIT_FSIZE, int(lim["file_size_mb"]) * mb)
+    cap(resource.RLIMIT_CORE, 0)
+
+
+def _run_python_inproc(argv: list) -> int:
+    """Behave like ``python3 SCRIPT ARGS`` in this (forked) process."""
+    script = argv[1]
+    abs_script = os.path.abspath(script)
+    sys.argv = list(argv[1:])
+    sys.path[0:0] = [os.path.dirname(os.path.abspath(script))]
+    os.environ.clear()
+    os.environ.update(ENV)
+    if not hasattr(builtins, "exit"):  # normally added by `site`, which -S skipped
+
+        class _Quitter:
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+            def __repr__(self) -> str:
+                return f"Use {self.name}() or Ctrl-D (i.e. EOF) to exit"
+
+            def __call__(self, code: object = None) -> None:
+                raise SystemExit(code)
+
+        builtins.exit = _Quitter("exit")  # type: ignore[attr-defined,assignment]
+        builtins.quit = _Quitter("quit")  # type: ignore[attr-defined,assignment]
+    code = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    except BaseException:
+        etype, value, tb = sys.exc_info()
+        # Drop runpy's and our frames so the traceback looks like the interpreter's.
+        while tb is not None and tb.tb_frame.f_code.co_filename not in (script, abs_script):
+            tb = tb.tb_next
+        traceback.print_exception(etype, value, tb)
+        code = 1
+    try:
+        shutdown = getattr(threading, "_shutdown", None)
+        if shutdown is not None:
+            shutdown()  # wait for non-daemon threads, like interpreter exit
+        atexit._run_exitfuncs()
+    except SystemExit as exc:
+        code = _exit_code(exc.code)
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            if stream is sys.stdout and code == 0:
+                code = 120  # what CPython returns when flushing stdout fails at exit
+    return code
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, bool):
+        return int(code)
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except Exception:
+        pass
+    return 1
+
+
+def _child(job: dict, stdin_fd: int, out_w: int, err_w: int) -> None:
+    """In the forked child: become the program. Never returns."""
+    try:
+        os.setsid()
+        os.dup2(stdin_fd, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.closerange(3, 65536)
+        os.chdir(WORKDIR)
+        os.umask(0o022)
+        _set_limits(job["limits"])
+        argv = list(job["argv"])
+        inproc = bool(job.get("inproc"))
+        if argv and argv[0] == "{python}":
+            argv[0] = PYTHON
+        if inproc:
+            # Python itself ignores SIGPIPE and SIGXFSZ at start-up: keep that.
+            os._exit(_run_python_inproc(argv))
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        os.execvpe(argv[0], argv, ENV)
+    except BaseException as exc:
+        try:
+            os.write(2, f"sandbox: cannot start {job.get('argv')!r}: {exc}\n".encode())
+        except OSError:
+            pass
+        os._exit(127)
+
+
+def run_job(job: dict) -> dict:
+    lim = job["limits"]
+    keep = int(lim["output_bytes"])
+    kill_at = int(lim.get("output_kill_bytes", max(keep, 8_000_000)))
+    timeout = float(job["timeout_s"])
+    try:
+        write_files(job.get("files", {}))
+    except (OSError, ValueError) as exc:
+        return {"reason": "error", "detail": f"cannot write files: {exc}"}
+    stdin_data = job.get("stdin", "").encode()
+    stdin_path = os.path.join(WORKDIR, f".stdin-{os.getpid()}")
+    with open(stdin_path, "wb") as fh:
+        fh.write(stdin_data)
+    stdin_fd = os.open(stdin_path, os.O_RDONLY)
+    os.unlink(stdin_path)  # the program reads it through fd 0 only
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    started = time.monotonic()
+    for attempt in range(50):
+        try:
+            pid = os.fork()
+            break
+        except BlockingIOError:  # a previous job's processes are still being reaped
+            reap_all()
+            time.sleep(0.01 * (attempt + 1))
+    else:
+        for fd in (stdin_fd, out_r, out_w, err_r, err_w):
+            os.close(fd)
+        return {"reason": "error", "detail": "cannot fork (process limit)"}
+    if pid == 0:
+        _child(job, stdin_fd, out_w, err_w)
+    os.close(stdin_fd)
+    os.close(out_w)
+    os.close(err_w)
+    pidfd = os.pidfd_open(pid)
+    sel = selectors.DefaultSelector()
+    bufs = {out_r: bytearray(), err_r: bytearray()}
+    total = {out_r: 0, err_r: 0}
+    sel.register(out_r, selectors.EVENT_READ)
+    sel.register(err_r, selectors.EVENT_READ)
+    sel.register(pidfd, selectors.EVENT_READ)
+    deadline = started + timeout
+    status = None
+    reason = None
+    drain_until = None
+    while sel.get_map():
+        now = time.monotonic()
+        limit = drain_until if status is not None else deadline
+        if limit is not None and now >= limit:
+            if status is None:
+                reason = "timeout"
+            break
+        for key, _ in sel.select(timeout=max(0.0, (limit or now + 1) - now)):
+            fd = key.fd
+            if fd == pidfd:
+                _, status = os.waitpid(pid, 0)
+                sel.unregister(pidfd)
+                # Output still in the pipes is collected; a background process that
+                # keeps them open does not keep the job alive for long.
+                drain_until = time.monotonic() + 0.05
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                sel.unregister(fd)
+                continue
+            total[fd] += len(chunk)
+            room = keep - len(bufs[fd])
+            if room > 0:
+                bufs[fd] += chunk[:room]
+            if total[fd] > kill_at and reason is None:
+                reason = "output_limit"
+        if reason == "output_limit":
+            break
+    duration = time.monotonic() - started
+    if status is None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = None
+    kill_leftovers(pid)
+    for fd in (out_r, err_r):  # whatever the killed processes wrote last
+        try:
+            while len(bufs[fd]) < keep:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                total[fd] += len(chunk)
+                bufs[fd] += chunk[: keep - len(bufs[fd])]
+        except OSError:
+            pass
+    sel.close()
+    for fd in (out_r, err_r, pidfd):
+        os.close(fd)
+    stdout = bytes(bufs[out_r]).decode("utf-8", "replace")
+    stderr = bytes(bufs[err_r]).decode("utf-8", "replace")
+    exit_code = None
+    sig = None
+    detail = ""
+    if status is not None:
+        if os.WIFEXITED(status):
+            exit_code = os.WEXITSTATUS(status)
+        elif os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+    if reason is None:
+        if sig is not None:
+            if sig == signal.SIGXCPU:
+                reason, detail = "timeout", f"CPU time limit ({lim['cpu_s']} s) exceeded"
+            elif any(m in stderr for m in MEMORY_MARKERS):
+                reason, detail = "memory", f"killed by signal {sig} after a failed allocation"
+            else:
+                reason = "signal"
+                detail = f"killed by signal {sig} ({signal.Signals(sig).name})"
+                if sig == signal.SIGXFSZ:
+                    detail += f": file size limit ({lim['file_size_mb']} MB)"
+        elif exit_code != 0 and any(m in stderr[-4000:] for m in MEMORY_MARKERS):
+            reason, detail = "memory", f"allocation failed (memory limit {lim['memory_mb']} MB)"
+        else:
+            reason = "exit"
+    elif reason == "timeout":
+        exit_code = None
+        detail = f"wall-clock timeout after {timeout:g} s"
+    elif reason == "output_limit":
+        exit_code = None
+        detail = f"output passed {kill_at} bytes; killed"
+    return {
+        "reason": reason,
+        "exit_code": exit_code,
+        "signal": sig,
+        "stdout": stdout,
+        "stderr": stderr,
+        "truncated": total[out_r] > len(bufs[out_r]) or total[err_r] > len(bufs[err_r]),
+        "duration_s": duration,
+        "detail": detail,
+    }
+
+
+def main() -> None:
+    _prctl_setup()
+    os.environ.clear()
+    os.environ.update(ENV)
+    os.makedirs(WORKDIR, exist_ok=True)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    send(
+        {
+            "ready": True,
+            "pid": os.getpid(),
+            "uid": os.getuid(),
+            "python": sys.version.split()[0],
+            "workdir": WORKDIR,
+        }
+    )
+    stdin = sys.stdin.buffer
+    while True:
+        line = stdin.readline()
+        if not line:
+            return
+        job = json.loads(line)
+        result = run_job(job)
+        clean = wipe()
+        result["id"] = job.get("id")
+        result["clean"] = clean
+        send(result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""Host-side helpers of the local backend: dedicated uids, cgroups, process sweeps.
+
+Why dedicated uids: measured here, bubblewrap run as root did not limit a fork bomb
+(RLIMIT_NPROC never applies to root), and with one shared unprivileged uid two
+concurrent sandboxes would share that limit and could signal each other. So each worker
+slot runs as its own uid from a reserved range, claimed with a lock file so that several
+harness processes on one machine never share one; ``kill(-1)`` as that uid then reaches
+exactly what that slot started, even processes that ``setsid`` away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+#: Start of the uid range of sandbox workers (no passwd entry needed). Chosen far above
+#: distribution and login ranges so that no real account owns these uids.
+DEFAULT_UID_BASE = 1_990_000
+UID_RANGE = 4096
+LOCK_DIR = Path("/run/lock/reflexion-bench-sandbox")
+
+
+class UidLease:
+    """An exclusively held uid (released when the lock file's fd closes or we die)."""
+
+    def __init__(self, uid: int, fd: int) -> None:
+        self.uid = uid
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = -1
+
+
+def claim_uid(base: int = DEFAULT_UID_BASE) -> UidLease:
+    """Claim the first free uid of the range and sweep what a dead run left under it."""
+    lock_dir = LOCK_DIR if LOCK_DIR.parent.is_dir() else Path("/tmp/reflexion-bench-sandbox-locks")
+    lock_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for uid in range(base, base + UID_RANGE):
+        fd = os.open(lock_dir / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        # Nobody holds this uid: anything still running as it is a leftover of a run
+        # that died (the startup sweep).
+        if uid_processes(uid):
+            log.warning("sandbox: killing leftover processes of uid %d from a dead run", uid)
+            kill_uid(uid)
+        return UidLease(uid, fd)
+    raise RuntimeError(f"no free sandbox uid in {base}..{base + UID_RANGE}")
+
+
+def uid_processes(uid: int) -> list[int]:
+    """Live (non-zombie) pids whose real uid is ``uid`` (a scan of /proc)."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            st = os.stat(f"/proc/{entry.name}")
+        except OSError:
+            continue
+        # /proc/<pid> is owned by the effective uid, or by root for non-dumpable ones.
+        if st.st_uid not in (uid, 0):
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", encoding="ascii") as fh:
+                status = fh.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        state = real_uid = ""
+        for line in status.splitlines():
+            if line.startswith("State:"):
+                state = line.split()[1]
+            elif line.startswith("Uid:"):
+                real_uid = line.split()[1]
+                break
+        if real_uid == str(uid) and state != "Z":
+            out.append(int(entry.name))
+    return out
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid``: ``kill -9 -1`` run AS that uid.
+
+    kill(-1) walks the task list with forks blocked, so even a fork bomb cannot
+    escape; it spares only the caller. Needs root (to become ``uid``).
+    """
+    kill = shutil.which("kill") or "/bin/kill"
+    for _ in range(3):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(
+                [kill, "-9", "-1"],
+                user=uid,
+                group=uid,
+                extra_groups=[],
+                env={"PATH": "/usr/bin:/bin"},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=10,
+                check=False,
+            )
+        if not uid_processes(uid):
+            return
+
+
+class Cgroup:
+    """A per-worker memory+pids cgroup (v1 or v2), when this host lets us make one."""
+
+    def __init__(self, name: str, memory_mb: int, pids: int, uid: int | None) -> None:
+        self.dirs: list[Path] = []
+        self.procs_file: Path | None = None
+        self._oom_file: Path | None = None
+        if os.geteuid() != 0:
+            return
+        v1_mem = Path("/sys/fs/cgroup/memory")
+        v1_pids = Path("/sys/fs/cgroup/pids")
+        try:
+            if (v1_mem / "memory.limit_in_bytes").exists():
+                mem = v1_mem / "reflexion-bench" / name
+                mem.mkdir(parents=True, exist_ok=True)
+                (mem / "memory.limit_in_bytes").write_text(str(memory_mb * 1024 * 1024))
+                with contextlib.suppress(OSError):  # no swap accounting on some kernels
+                    (mem / "memory.memsw.limit_in_bytes").write_text(str(memory_mb * 1024 * 1024))
+                self.dirs.append(mem)
+                self._oom_file = mem / "memory.oom_control"
+                if (v1_pids / "pids.max").exists():
+                    pid_dir = v1_pids / "reflexion-bench" / name
+                    pid_dir.mkdir(parents=True, exist_ok=True)
+                    (pid_dir / "pids.max").write_text(str(pids))
+                    self.dirs.append(pid_dir)
+            else:
+                root = Path("/sys/fs/cgroup")
+                controllers = (root / "cgroup.controllers").read_text().split()
+                if "memory" not in controllers:
+                    return
+                parent = root / "reflexion-bench"
+                parent.mkdir(exist_ok=True)
+                with contextlib.suppress(OSError):
+                    (root / "cgroup.subtree_control").write_text("+memory +pids")
+                    (parent / "cgroup.subtree_control").write_text("+memory +pids")
+                cg = parent / name
+                cg.mkdir(exist_ok=True)
+                (cg / "memory.max").write_text(str(memory_mb * 1024 * 1024))
+                with contextlib.suppress(OSError):
+                    (cg / "memory.swap.max").write_text("0")
+                with contextlib.suppress(OSError):
+                    (cg / "pids.max").write_text(str(pids))
+                self.dirs.append(cg)
+                self._oom_file = cg / "memory.events"
+        except OSError as exc:
+            log.debug("no cgroup for the sandbox (%s)", exc)
+            self.remove()
+            return
+        if uid is not None:
+            # Delegation: the worker (running as `uid`) enters the cgroup itself, before
+            # it forks anything, by writing its pid into cgroup.procs.
+            for d in self.dirs:
+                with contextlib.suppress(OSError):
+                    os.chown(d / "cgroup.procs", uid, uid)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.dirs)
+
+    def enter_command(self) -> list[str]:
+        """A shell prefix that moves the process into every cgroup, then execs."""
+        if not self.dirs:
+            return []
+        writes = "; ".join(f'echo $$ > "{d}/cgroup.procs"' for d in self.dirs)
+        return ["/bin/sh", "-c", f'{writes} && exec "$@"', "sh"]
+
+    def oom_kills(self) -> int | None:
+        if self._oom_file is None:
+            return None
+        try:
+            for line in self._oom_file.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            return None
+        return 0
+
+    def remove(self) -> None:
+        for d in self.dirs:
+            procs = d / "cgroup.procs"
+            with contextlib.suppress(OSError):
+                for pid in procs.read_text().split():
+                    with contextlib.suppress(OSError):
+                        os.kill(int(pid), 9)
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        self.dirs = []
+
+
+def sweep_stale_cgroups() -> None:
+    """Remove empty per-worker cgroups that dead runs left behind."""
+    for parent in (
+        Path("/sys/fs/cgroup/memory/reflexion-bench"),
+        Path("/sys/fs/cgroup/pids/reflexion-bench"),
+        Path("/sys/fs/cgroup/reflexion-bench"),
+    ):
+        if not parent.is_dir():
+            continue
+        for child in parent.iterdir():
+            if not child.is_dir():
+                continue
+            pid = child.name.split("-")[0]
+            if pid.isdigit() and Path(f"/proc/{pid}").exists():
+                continue  # its harness is alive
+            with contextlib.suppress(OSError):
+                if not (child / "cgroup.procs").read_text().strip():
+                    child.rmdir()
