@@ -33,8 +33,8 @@ from reflexion_bench.prompts import PromptPack, load_prompts
 
 ACTIONS = {"search": "Search", "lookup": "Lookup", "finish": "Finish"}
 
-_THOUGHT_LABEL = re.compile(r"^[\s*#>`]*thought(?:\s*\d+)?\s*[*`]*\s*:\s*", re.I)
-_ACTION_LINE = re.compile(r"^[ \t*#>`]*action(?:[ \t]*\d+)?[ \t]*[*`]*[ \t]*:[ \t]*", re.I | re.M)
+_THOUGHT_LABEL = re.compile(r"^[\s*#>`]*thought(?:\s*\d+)?\s*[*`]*\s*:[\s*`]*", re.I)
+_ACTION_LINE = re.compile(r"^[ \t*#>`]*action(?:[ \t]*\d+)?[ \t]*[*`]*[ \t]*:[ \t*]*", re.I | re.M)
 _OBSERVATION = re.compile(r"^[ \t*#>`]*observation\b", re.I | re.M)
 _ANSWER_LINE = re.compile(r"^[ \t*#>`]*(?:final[ \t]+)?answer[ \t]*[*`]*:[ \t]*(.+)$", re.I | re.M)
 _TOKEN = re.compile(r"\w+|[^\w\s]")

@@ -154,7 +154,7 @@ class ContextDocstore(Docstore):
     """Pages built from HotpotQA's own context paragraphs (offline, reproducible).
 
     Args:
-        source, path, hf_path, hf_config, split: The data to build pages from (the
+        source, path, hf_path, hf_config, split, hf_cache_dir: The data to build pages from (the
             same keys as the environment; configs interpolate them from ``env``).
         search_sentences: Sentences returned by ``Search`` (HotpotQA paragraphs have
             about four, so 5 returns a whole paragraph, like a page summary).
@@ -168,11 +168,12 @@ class ContextDocstore(Docstore):
         hf_path: str = "hotpotqa/hotpot_qa",
         hf_config: str = "distractor",
         split: str = "validation",
+        hf_cache_dir: str | None = None,
         search_sentences: int = 5,
         n_similar: int = 5,
     ) -> None:
         super().__init__(search_sentences, n_similar)
-        self._records_args = (source, path, hf_path, hf_config, split)
+        self._records_args = (source, path, hf_path, hf_config, split, hf_cache_dir)
         self._pages: dict[str, Page] | None = None
         self._by_base: dict[str, list[str]] = {}
         self._titles: list[str] = []

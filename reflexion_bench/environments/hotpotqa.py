@@ -39,6 +39,7 @@ def load_records(
     hf_path: str = "hotpotqa/hotpot_qa",
     hf_config: str = "distractor",
     split: str = "validation",
+    hf_cache_dir: str | None = None,
 ) -> tuple[HotpotRecord, ...]:
     """All records of the chosen source, validated, in file order (cached per process).
 
@@ -48,6 +49,7 @@ def load_records(
         hf_path: Dataset repository (or local dataset folder) for ``source: hf``.
         hf_config: Dataset configuration (``distractor``; ``fullwiki`` also loads).
         split: Dataset split (the paper used ``validation``, HotpotQA's dev set).
+        hf_cache_dir: ``datasets`` cache folder (None: its default, ~/.cache/huggingface).
 
     Raises:
         DatasetError: The file or dataset is missing or a record lacks a field.
@@ -59,7 +61,7 @@ def load_records(
         if path in (None, ""):
             raise ConfigError("env.path", path, "a JSONL file in the hotpot_qa schema")
         return _load_jsonl(str(Path(str(path)).expanduser().resolve()))
-    return _load_hf(hf_path, hf_config, split)
+    return _load_hf(hf_path, hf_config, split, hf_cache_dir)
 
 
 @functools.lru_cache(maxsize=8)
@@ -86,7 +88,9 @@ def _load_jsonl(path: str) -> tuple[HotpotRecord, ...]:
 
 
 @functools.lru_cache(maxsize=4)
-def _load_hf(hf_path: str, hf_config: str, split: str) -> tuple[HotpotRecord, ...]:
+def _load_hf(
+    hf_path: str, hf_config: str, split: str, cache_dir: str | None
+) -> tuple[HotpotRecord, ...]:
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - datasets is a core dependency
@@ -94,7 +98,7 @@ def _load_hf(hf_path: str, hf_config: str, split: str) -> tuple[HotpotRecord, ..
             "`env.source=hf` needs the `datasets` package (pip install datasets)"
         ) from exc
     try:
-        ds = datasets.load_dataset(hf_path, hf_config, split=split)
+        ds = datasets.load_dataset(hf_path, hf_config, split=split, cache_dir=cache_dir)
     except Exception as exc:
         raise DatasetError(
             f"could not load the Hugging Face dataset {hf_path!r} (config {hf_config!r}, "
@@ -185,6 +189,7 @@ class HotpotQAEnvironment:
         hf_path: Hugging Face dataset id (or a local dataset folder) for ``source: hf``.
         hf_config: Dataset configuration; the paper used ``distractor``.
         split: Dataset split; the paper used ``validation``.
+        hf_cache_dir: ``datasets`` cache folder (None: its default).
         sample: Draw this many tasks at random (seeded), kept in dataset order.
         seed: Seed of the sample.
         limit: Keep the first N tasks after the other selections.
@@ -201,6 +206,7 @@ class HotpotQAEnvironment:
         hf_path: str = "hotpotqa/hotpot_qa",
         hf_config: str = "distractor",
         split: str = "validation",
+        hf_cache_dir: str | None = None,
         sample: int | None = None,
         seed: int = 0,
         limit: int | None = None,
@@ -216,6 +222,7 @@ class HotpotQAEnvironment:
         self.hf_path = hf_path
         self.hf_config = hf_config
         self.split = split
+        self.hf_cache_dir = hf_cache_dir
         self.sample = sample
         self.seed = seed
         self.limit = limit
@@ -224,7 +231,9 @@ class HotpotQAEnvironment:
 
     def records(self) -> tuple[HotpotRecord, ...]:
         """Every record of the source, before any selection."""
-        return load_records(self.source, self.path, self.hf_path, self.hf_config, self.split)
+        return load_records(
+            self.source, self.path, self.hf_path, self.hf_config, self.split, self.hf_cache_dir
+        )
 
     def load_tasks(self) -> list[Task]:
         tasks = [record_to_task(r) for r in self.records()]
