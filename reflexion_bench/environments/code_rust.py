@@ -1,0 +1,790 @@
+"""Rust as a :class:`~reflexion_bench.environments.code_common.CodeLanguage`.
+
+Programs are compiled with ``rustc`` (no Cargo, no crates: the benchmarks use the
+standard library only) *inside the sandbox*, by a small driver
+(``_rust_driver.py``) that gives compilation and execution their own timeouts and
+memory limits. Compiler errors are feedback like failing asserts: the in-loop
+evaluator shows them to the reflector, and the hidden verdict of a program that does
+not compile is ``error``.
+
+Three ways to run a program:
+
+- unit tests (self-generated or visible ``assert_eq!`` lines): one function per
+  test, each run in its own process; a test that does not type-check is reported
+  and dropped, the others still run;
+- MultiPL-E hidden tests (HumanEval-rs, MBPP-rs): the test file brings its own
+  ``fn main``;
+- Python-judged hidden tests (LeetcodeHard-rs): the binary serves calls as JSON
+  lines and the Python ``check(candidate)`` of the Python variant judges it, so the
+  Rust and Python variants share one set of hidden tests.
+
+The project's Rust prompts live in ``reflexion_bench/prompts/rust/``; prompt paths
+written for the generic code prompts (``code/{language}/...``) resolve there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reflexion_bench.core.types import Task
+from reflexion_bench.environments.code_common import (
+    CodeLanguage,
+    ExtractedCode,
+    HiddenOutcome,
+    ParsedTests,
+    TestOutcome,
+    describe_exec_failure,
+    resolve_prompt_path,
+    tail,
+)
+from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox
+
+_DRIVER_SOURCE = (Path(__file__).resolve().parent / "_rust_driver.py").read_text(encoding="utf-8")
+
+_FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_RS_TAGS = {"rust", "rs", ""}
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
+_CODE_START = re.compile(
+    r"^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:fn |use |impl\b|struct |enum |const |static |mod |trait |type |#\[)"
+)
+_ASSERT_START = re.compile(r"\b(assert(?:_eq|_ne)?!)\s*\(")
+
+
+class RustToolchainError(RuntimeError):
+    """``rustc`` is missing or unusable on this machine."""
+
+
+# --------------------------------------------------------------------------- lexing
+
+
+def _skip_literal(code: str, i: int) -> int:
+    """If ``code[i]`` starts a comment, string or char literal, the index after it;
+    else ``i``. Lifetimes (``'a``) are not literals."""
+    n = len(code)
+    c = code[i]
+    if code.startswith("//", i):
+        j = code.find("\n", i)
+        return n if j < 0 else j
+    if code.startswith("/*", i):
+        depth, j = 1, i + 2
+        while j < n and depth:
+            if code.startswith("/*", j):
+                depth, j = depth + 1, j + 2
+            elif code.startswith("*/", j):
+                depth, j = depth - 1, j + 2
+            else:
+                j += 1
+        return j
+    m = re.match(r'b?r(#*)"', code[i : i + 260])
+    if m and (i == 0 or not (code[i - 1].isalnum() or code[i - 1] == "_")):
+        end = code.find('"' + m.group(1), i + m.end())
+        return n if end < 0 else end + 1 + len(m.group(1))
+    if c == '"' or (c == "b" and code.startswith('b"', i)):
+        j = i + (2 if c == "b" else 1)
+        while j < n:
+            if code[j] == "\\":
+                j += 2
+                continue
+            if code[j] == '"':
+                return j + 1
+            j += 1
+        return n
+    if c == "'":
+        m = re.match(
+            r"'(?:\\(?:u\{[0-9a-fA-F]{1,6}\}|x[0-9a-fA-F]{2}|.)|[^\\'\n])'", code[i : i + 14]
+        )
+        if m:
+            return i + m.end()
+    return i
+
+
+def _match_close(code: str, open_idx: int) -> int:
+    """Index of the bracket closing the one at ``open_idx`` (-1 if unbalanced)."""
+    pairs = {"(": ")", "[": "]", "{": "}"}
+    stack = [pairs[code[open_idx]]]
+    i = open_idx + 1
+    while i < len(code):
+        j = _skip_literal(code, i)
+        if j != i:
+            i = j
+            continue
+        c = code[i]
+        if c in pairs:
+            stack.append(pairs[c])
+        elif c in ")]}":
+            if not stack or stack[-1] != c:
+                return -1
+            stack.pop()
+            if not stack:
+                return i
+        i += 1
+    return -1
+
+
+def brace_balance(code: str) -> int:
+    """Open ``{`` minus closed ``}``, outside comments and literals."""
+    depth = 0
+    i = 0
+    while i < len(code):
+        j = _skip_literal(code, i)
+        if j != i:
+            i = j
+            continue
+        if code[i] == "{":
+            depth += 1
+        elif code[i] == "}":
+            depth -= 1
+        i += 1
+    return depth
+
+
+def _fn_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"^[ \t]*(?:pub(?:\([\w:]+\))?\s+)?(?:const\s+)?fn\s+{re.escape(name)}\s*[<(]", re.M
+    )
+
+
+def defines_fn(code: str, name: str, top_level: bool = True) -> bool:
+    """Whether ``code`` defines ``fn name`` (at column 0 when ``top_level``)."""
+    for m in _fn_pattern(name).finditer(code):
+        if not top_level or not code[m.start() : m.end()].startswith((" ", "\t")):
+            return True
+    return False
+
+
+def remove_fn(code: str, name: str) -> tuple[str, int]:
+    """Remove every top-level ``fn name`` item (e.g. a model's own ``fn main``)."""
+    removed = 0
+    while True:
+        m = next(
+            (
+                m
+                for m in _fn_pattern(name).finditer(code)
+                if not code[m.start() : m.end()].startswith((" ", "\t"))
+            ),
+            None,
+        )
+        if m is None:
+            return code, removed
+        brace = code.find("{", m.end())
+        close = _match_close(code, brace) if brace >= 0 else -1
+        if close < 0:
+            return code, removed
+        code = code[: m.start()] + code[close + 1 :].lstrip("\n")
+        removed += 1
+
+
+# --------------------------------------------------------------------------- signatures
+
+
+@dataclass(frozen=True)
+class RustFn:
+    name: str
+    params: tuple[tuple[str, str], ...]
+    ret: str
+    text: str
+
+
+def parse_signature(prompt: str, name: str | None = None) -> RustFn:
+    """The signature of ``fn name`` in ``prompt`` (the last ``fn`` when name is None)."""
+    pat = re.compile(
+        r"^[ \t]*(?:pub\s+)?fn\s+(%s)\s*(<[^>]*>)?\s*\(" % (re.escape(name) if name else r"\w+"),
+        re.M,
+    )
+    found = list(pat.finditer(prompt))
+    if not found:
+        raise ValueError(f"no `fn {name or '...'}(` signature in the prompt")
+    m = found[-1]
+    close = _match_close(prompt, m.end() - 1)
+    if close < 0:
+        raise ValueError("unbalanced parentheses in the signature")
+    params_text = prompt[m.end() : close]
+    rest = prompt[close + 1 :]
+    brace = rest.find("{")
+    ret_text = rest[: brace if brace >= 0 else len(rest)].strip()
+    ret = ret_text[2:].strip() if ret_text.startswith("->") else "()"
+    params: list[tuple[str, str]] = []
+    from reflexion_bench.environments.leetcode import _split_top_level
+
+    for p in _split_top_level(params_text):
+        if ":" in p:
+            pname, ptype = p.split(":", 1)
+            params.append((pname.strip().removeprefix("mut ").strip(), ptype.strip()))
+    text = prompt[m.start() : close + 1].strip() + (f" -> {ret}" if ret != "()" else "")
+    return RustFn(m.group(1), tuple(params), ret, text)
+
+
+# --------------------------------------------------------------------------- JSON serving
+
+#: Support code of the ``serve`` mode: a minimal JSON reader/writer (no crates), kept
+#: to what Rust 1.63 (Debian 12's rustc) accepts.
+_SERVE_SUPPORT = r"""
+#[allow(dead_code)]
+mod __rb {
+    pub enum Json { Null, Bool(bool), Num(String), Str(String), Arr(Vec<Json>) }
+
+    pub struct P<'a> { s: &'a [u8], i: usize }
+    impl<'a> P<'a> {
+        pub fn new(s: &'a str) -> Self { P { s: s.as_bytes(), i: 0 } }
+        fn ws(&mut self) { while self.i < self.s.len() && (self.s[self.i] as char).is_whitespace() { self.i += 1; } }
+        pub fn value(&mut self) -> Json {
+            self.ws();
+            let c = self.s[self.i];
+            if c == b'[' {
+                self.i += 1; let mut v = Vec::new(); self.ws();
+                if self.s[self.i] == b']' { self.i += 1; return Json::Arr(v); }
+                loop {
+                    v.push(self.value()); self.ws();
+                    let d = self.s[self.i]; self.i += 1;
+                    if d == b']' { return Json::Arr(v); }
+                }
+            } else if c == b'"' {
+                self.i += 1; let mut out: Vec<u8> = Vec::new();
+                loop {
+                    let d = self.s[self.i]; self.i += 1;
+                    if d == b'"' { break; }
+                    if d != b'\\' { out.push(d); continue; }
+                    let e = self.s[self.i]; self.i += 1;
+                    match e {
+                        b'n' => out.push(b'\n'), b't' => out.push(b'\t'), b'r' => out.push(b'\r'),
+                        b'b' => out.push(8), b'f' => out.push(12),
+                        b'u' => {
+                            let h = std::str::from_utf8(&self.s[self.i..self.i + 4]).unwrap();
+                            let mut code = u32::from_str_radix(h, 16).unwrap(); self.i += 4;
+                            if (0xD800..0xDC00).contains(&code) && self.s[self.i] == b'\\' {
+                                let h2 = std::str::from_utf8(&self.s[self.i + 2..self.i + 6]).unwrap();
+                                let lo = u32::from_str_radix(h2, 16).unwrap(); self.i += 6;
+                                code = 0x10000 + ((code - 0xD800) << 10) + (lo - 0xDC00);
+                            }
+                            let ch = std::char::from_u32(code).unwrap_or('\u{FFFD}');
+                            let mut buf = [0u8; 4];
+                            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                        }
+                        other => out.push(other),
+                    }
+                }
+                Json::Str(String::from_utf8(out).unwrap())
+            } else if c == b't' { self.i += 4; Json::Bool(true) }
+            else if c == b'f' { self.i += 5; Json::Bool(false) }
+            else if c == b'n' { self.i += 4; Json::Null }
+            else {
+                let st = self.i;
+                while self.i < self.s.len() && (b"+-.eE".contains(&self.s[self.i]) || self.s[self.i].is_ascii_digit()) { self.i += 1; }
+                Json::Num(std::str::from_utf8(&self.s[st..self.i]).unwrap().to_string())
+            }
+        }
+    }
+
+    pub trait FromJson: Sized { fn from_json(v: &Json) -> Self; }
+    macro_rules! ints { ($($t:ty),*) => { $(impl FromJson for $t {
+        fn from_json(v: &Json) -> Self { match v {
+            Json::Num(s) => s.parse::<$t>().unwrap_or_else(|_| s.parse::<f64>().unwrap() as $t),
+            Json::Bool(b) => *b as $t,
+            _ => panic!("harness: expected a number") } } })* } }
+    ints!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+    impl FromJson for f64 { fn from_json(v: &Json) -> Self { match v { Json::Num(s) => s.parse().unwrap(), _ => panic!("harness: expected a number") } } }
+    impl FromJson for f32 { fn from_json(v: &Json) -> Self { f64::from_json(v) as f32 } }
+    impl FromJson for bool { fn from_json(v: &Json) -> Self { match v { Json::Bool(b) => *b, Json::Num(s) => s != "0", _ => panic!("harness: expected a bool") } } }
+    impl FromJson for String { fn from_json(v: &Json) -> Self { match v { Json::Str(s) => s.clone(), _ => panic!("harness: expected a string") } } }
+    impl FromJson for char { fn from_json(v: &Json) -> Self { match v { Json::Str(s) => s.chars().next().unwrap(), _ => panic!("harness: expected a char") } } }
+    impl<T: FromJson> FromJson for Vec<T> { fn from_json(v: &Json) -> Self { match v { Json::Arr(a) => a.iter().map(T::from_json).collect(), _ => panic!("harness: expected a list") } } }
+    impl<T: FromJson> FromJson for Option<T> { fn from_json(v: &Json) -> Self { match v { Json::Null => None, x => Some(T::from_json(x)) } } }
+
+    pub trait ToJson { fn to_json(&self, out: &mut String); }
+    macro_rules! nums { ($($t:ty),*) => { $(impl ToJson for $t { fn to_json(&self, out: &mut String) { out.push_str(&self.to_string()); } })* } }
+    nums!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+    impl ToJson for f64 { fn to_json(&self, out: &mut String) { if self.is_finite() { out.push_str(&format!("{:?}", self)); } else if self.is_nan() { out.push_str("NaN"); } else if *self > 0.0 { out.push_str("Infinity"); } else { out.push_str("-Infinity"); } } }
+    impl ToJson for f32 { fn to_json(&self, out: &mut String) { (*self as f64).to_json(out) } }
+    impl ToJson for bool { fn to_json(&self, out: &mut String) { out.push_str(if *self { "true" } else { "false" }); } }
+    impl ToJson for () { fn to_json(&self, out: &mut String) { out.push_str("null"); } }
+    impl ToJson for str {
+        fn to_json(&self, out: &mut String) {
+            out.push('"');
+            for ch in self.chars() {
+                match ch {
+                    '"' => out.push_str("\\\""), '\\' => out.push_str("\\\\"),
+                    c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+        }
+    }
+    impl ToJson for String { fn to_json(&self, out: &mut String) { self.as_str().to_json(out) } }
+    impl ToJson for char { fn to_json(&self, out: &mut String) { self.to_string().to_json(out) } }
+    impl<T: ToJson> ToJson for Vec<T> { fn to_json(&self, out: &mut String) { self.as_slice().to_json(out) } }
+    impl<T: ToJson> ToJson for [T] {
+        fn to_json(&self, out: &mut String) {
+            out.push('[');
+            for (k, x) in self.iter().enumerate() { if k > 0 { out.push_str(", "); } x.to_json(out); }
+            out.push(']');
+        }
+    }
+    impl<T: ToJson> ToJson for Option<T> { fn to_json(&self, out: &mut String) { match self { Some(x) => x.to_json(out), None => out.push_str("null") } } }
+    impl<A: ToJson, B: ToJson> ToJson for (A, B) { fn to_json(&self, out: &mut String) { out.push('['); self.0.to_json(out); out.push_str(", "); self.1.to_json(out); out.push(']'); } }
+}
+"""
+
+
+def _owned_type(typ: str) -> tuple[str, str]:
+    """(the owned type to parse, how to pass it) for a parameter type."""
+    t = typ.strip()
+    if t.startswith("&mut "):
+        inner = t[5:].strip()
+        return (_owned(inner), "&mut ")
+    if t.startswith("&"):
+        inner = re.sub(r"^&('\w+\s+)?", "", t).strip()
+        return (_owned(inner), "&")
+    return (t, "")
+
+
+def _owned(t: str) -> str:
+    if t == "str":
+        return "String"
+    m = re.fullmatch(r"\[(.+)\]", t)
+    if m:
+        return f"Vec<{m.group(1)}>"
+    return t
+
+
+def serve_main(fn: RustFn, stack_mb: int = 512) -> str:
+    """A ``fn main`` that answers calls of ``fn`` given as JSON argument lists, one
+    per stdin line, on a thread with a ``stack_mb`` stack (as the Python judge)."""
+    lets: list[str] = []
+    args: list[str] = []
+    for k, (_pname, ptype) in enumerate(fn.params):
+        owned, how = _owned_type(ptype)
+        mut = "mut " if how == "&mut " else ""
+        lets.append(f"            let {mut}a{k}: {owned} = __rb::FromJson::from_json(&v[{k}]);")
+        args.append(f"{how}a{k}")
+    n = len(fn.params)
+    body = "\n".join(lets)
+    return f"""{_SERVE_SUPPORT}
+fn main() {{
+    let worker = std::thread::Builder::new().stack_size({stack_mb} << 20).spawn(|| {{
+        use std::io::{{BufRead, Write}};
+        let stdin = std::io::stdin();
+        for line in stdin.lock().lines() {{
+            let line = line.unwrap();
+            if line.trim().is_empty() {{ continue; }}
+            let v = match __rb::P::new(&line).value() {{ __rb::Json::Arr(a) => a, _ => panic!("harness: expected an argument list") }};
+            if v.len() != {n} {{ panic!("harness: {fn.name} takes {n} argument(s), got {{}}", v.len()); }}
+{body}
+            let r = {fn.name}({", ".join(args)});
+            let mut s = String::from("\\x1eRB ");
+            __rb::ToJson::to_json(&r, &mut s);
+            s.push('\\n');
+            let out = std::io::stdout();
+            let mut lock = out.lock();
+            lock.write_all(s.as_bytes()).unwrap();
+            lock.flush().unwrap();
+        }}
+    }}).unwrap();
+    if worker.join().is_err() {{ std::process::exit(101); }}
+}}
+"""
+
+
+# --------------------------------------------------------------------------- language
+
+
+def _prompt_uses(prompt: str) -> list[str]:
+    return [ln.strip() for ln in prompt.splitlines() if re.match(r"^\s*use\s+[\w:{}, *]+;\s*$", ln)]
+
+
+def _leading_code(text: str) -> str | None:
+    """Unfenced code: from the first code-looking line through the last line at which
+    the braces balance."""
+    lines = text.split("\n")
+    start = next((i for i, ln in enumerate(lines) if _CODE_START.match(ln)), None)
+    if start is None:
+        return None
+    chunk = "\n".join(lines[start:])
+    best = None
+    depth_ok_at = []
+    acc = ""
+    for ln in lines[start:]:
+        acc += ln + "\n"
+        if brace_balance(acc) == 0 and "{" in acc:
+            depth_ok_at.append(len(acc))
+    if depth_ok_at:
+        best = chunk[: depth_ok_at[-1]]
+    return (best or chunk).rstrip() + "\n"
+
+
+class RustLanguage(CodeLanguage):
+    """Rust, compiled with ``rustc`` in the sandbox.
+
+    Args:
+        rustc: The compiler inside the sandbox (a name on its PATH or an absolute path).
+        edition: Rust edition passed to rustc.
+        opt_level: ``-C opt-level``; 0 keeps debug assertions and overflow checks, as
+            MultiPL-E's evaluation does; a task may override it (``data["opt_level"]``).
+        compile_timeout_s: Time limit of one compilation.
+        compile_memory_mb: Address-space limit of rustc (it needs ~0.5-1 GiB).
+        run_memory_mb: Address-space limit of the compiled program.
+        stack_mb: Stack of the thread that serves calls in Python-judged hidden tests.
+    """
+
+    name = "rust"
+    display_name = "Rust"
+    fence = "rust"
+
+    def __init__(
+        self,
+        rustc: str = "rustc",
+        edition: str = "2021",
+        opt_level: int = 0,
+        compile_timeout_s: float = 60.0,
+        compile_memory_mb: int = 2048,
+        run_memory_mb: int = 1024,
+        stack_mb: int = 512,
+    ) -> None:
+        self.rustc = rustc
+        self.edition = str(edition)
+        self.opt_level = opt_level
+        self.compile_timeout_s = compile_timeout_s
+        self.compile_memory_mb = compile_memory_mb
+        self.run_memory_mb = run_memory_mb
+        self.stack_mb = stack_mb
+
+    def prompt_path(self, template: str) -> Path:
+        # The Rust prompts are the project's own set in prompts/rust/; the generic
+        # code roles name theirs code/{language}/<file>, which maps there.
+        template = template.replace("code/{language}/", "rust/")
+        return resolve_prompt_path(template.replace("{language}", self.name))
+
+    # ------------------------------------------------------------------ extraction
+
+    def extract_code(self, text: str, prompt: str, entry_point: str) -> ExtractedCode:
+        notes: list[str] = []
+        text = _THINK.sub("", text or "").replace("\r\n", "\n")
+        blocks = [(tag.lower(), body) for tag, body in _FENCE.findall(text)]
+        rs_blocks = [b for tag, b in blocks if tag in _RS_TAGS] or [b for _, b in blocks]
+        kind = "fenced"
+        code: str | None
+        if rs_blocks:
+            defining = [b for b in rs_blocks if defines_fn(b, entry_point, top_level=False)]
+            full = [b for b in defining if not re.search(r"\b(todo|unimplemented)!\s*\(", b)]
+            code = (full or defining or [max(rs_blocks, key=len)])[0]
+            if len(defining) > 1:
+                notes.append(
+                    f"{len(defining)} code blocks define `{entry_point}`; took the first full one"
+                )
+        else:
+            kind = "raw"
+            code = _leading_code(text)
+            if code is None and text.strip() and brace_balance(text) < 0:
+                code = text.strip("\n") + "\n"  # a bare body ending with the closing brace
+        if code is None or not code.strip():
+            return self._stub(prompt, "no code found in the model's reply", notes)
+        return self._complete(code, prompt, entry_point, notes, kind)
+
+    def _complete(
+        self, code: str, prompt: str, entry_point: str, notes: list[str], kind: str
+    ) -> ExtractedCode:
+        code, n_main = remove_fn(code, "main")
+        if n_main:
+            notes.append("dropped the reply's own `fn main`")
+        if not defines_fn(code, entry_point, top_level=True):
+            if defines_fn(code, entry_point, top_level=False) and re.search(
+                r"\bimpl\s+Solution\b", code
+            ):
+                code = self._wrap_solution_impl(code, prompt, entry_point)
+                notes.append("LeetCode-style `impl Solution`: added a free function calling it")
+            elif not re.search(r"^\s*(?:pub\s+)?fn\s", code, re.M):
+                body = code.strip("\n")
+                program = prompt.rstrip() + "\n" + body + "\n"
+                missing = brace_balance(program)
+                program += "}\n" * max(0, missing)
+                notes.append("reply holds only the function body; prepended the signature")
+                return ExtractedCode(self._with_uses(program, prompt), "body", notes)
+            else:
+                notes.append(f"reply does not define `{entry_point}`")
+        missing = brace_balance(code)
+        if missing > 0:
+            code = code.rstrip() + "\n" + "}\n" * missing
+            notes.append(f"closed {missing} unbalanced brace(s)")
+        uses = self._with_uses(code.rstrip() + "\n", prompt)
+        if uses != code.rstrip() + "\n":
+            notes.append("added the prompt's `use` lines the code lacked")
+        return ExtractedCode(uses, kind, notes)
+
+    @staticmethod
+    def _with_uses(program: str, prompt: str) -> str:
+        missing = [u for u in _prompt_uses(prompt) if u not in program]
+        return ("\n".join(missing) + "\n" + program) if missing else program
+
+    @staticmethod
+    def _wrap_solution_impl(code: str, prompt: str, entry_point: str) -> str:
+        try:
+            fn = parse_signature(prompt, entry_point)
+        except ValueError:
+            return code
+        params = ", ".join(f"{n}: {t}" for n, t in fn.params)
+        args = ", ".join(n for n, _ in fn.params)
+        ret = f" -> {fn.ret}" if fn.ret != "()" else ""
+        struct = "" if re.search(r"\bstruct\s+Solution\b", code) else "struct Solution;\n"
+        return f"{struct}{code.rstrip()}\n\nfn {entry_point}({params}){ret} {{\n    Solution::{entry_point}({args})\n}}\n"
+
+    @staticmethod
+    def _stub(prompt: str, why: str, notes: list[str]) -> ExtractedCode:
+        notes.append(why)
+        return ExtractedCode(
+            prompt.rstrip() + f"\n    unimplemented!({json.dumps(why)})\n}}\n", "none", notes
+        )
+
+    def complete_solution(self, source: str, prompt: str, entry_point: str) -> str:
+        return self._complete(source, prompt, entry_point, [], "raw").program
+
+    # ------------------------------------------------------------------ tests
+
+    def parse_tests(self, text: str, entry_point: str) -> ParsedTests:
+        text = _THINK.sub("", text or "").replace("\r\n", "\n")
+        blocks = [b for tag, b in _FENCE.findall(text) if tag.lower() in _RS_TAGS]
+        source = "\n".join(blocks) if blocks else text
+        tests: list[str] = []
+        dropped: list[str] = []
+        pos = 0
+        while True:
+            m = _ASSERT_START.search(source, pos)
+            if m is None:
+                break
+            close = _match_close(source, m.end() - 1)
+            if close < 0:
+                dropped.append(source[m.start() : m.start() + 120].split("\n")[0])
+                break
+            stmt = source[m.start() : close + 1]
+            pos = close + 1
+            stmt = re.sub(r"\bcandidate\s*\(", f"{entry_point}(", stmt)
+            stmt = re.sub(r"\s*\n\s*", " ", stmt).strip() + ";"
+            if not re.search(rf"\b{re.escape(entry_point)}\s*\(", stmt):
+                dropped.append(stmt)
+                continue
+            if stmt not in tests:
+                tests.append(stmt)
+        return ParsedTests(tests=tests, dropped=len(dropped), dropped_examples=dropped[:5])
+
+    # ------------------------------------------------------------------ execution
+
+    def _spec(
+        self, mode: str, program: str, task: Task | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        opt = self.opt_level
+        if task is not None and "opt_level" in task.data:
+            opt = int(task.data["opt_level"])
+        # A MultiPL-E completion stops before the body's closing brace ("\n}" is its
+        # stop token); close what is open so prompt + completion compiles.
+        missing = brace_balance(program)
+        if missing > 0:
+            program = program.rstrip() + "\n" + "}\n" * missing
+        return {
+            "mode": mode,
+            "marker": "@@rb-rust-" + secrets.token_hex(6) + "@@",
+            "rustc": self.rustc,
+            "edition": self.edition,
+            "opt_level": opt,
+            "compile_timeout_s": self.compile_timeout_s,
+            "compile_memory_mb": self.compile_memory_mb,
+            "run_memory_mb": self.run_memory_mb,
+            "program": program,
+            **extra,
+        }
+
+    async def _exec(
+        self, sandbox: Sandbox, spec: dict[str, Any], wall_s: float
+    ) -> tuple[dict[str, Any] | None, ExecResult]:
+        request = ExecRequest(
+            argv=("{python}", "driver.py"),
+            files={"driver.py": _DRIVER_SOURCE, "spec.json": json.dumps(spec)},
+            timeout_s=wall_s,
+            limits=Limits(
+                memory_mb=max(self.compile_memory_mb, self.run_memory_mb) + 512,
+                cpu_s=int(wall_s) + 5,
+            ),
+        )
+        result = await sandbox.exec(request)
+        verdict = None
+        marker = spec["marker"]
+        for line in reversed(result.stdout.splitlines()):
+            if line.startswith(marker):
+                try:
+                    verdict = json.loads(line[len(marker) :])
+                except json.JSONDecodeError:
+                    verdict = None
+                break
+        return verdict, result
+
+    async def run_tests(
+        self,
+        sandbox: Sandbox,
+        program: str,
+        tests: list[str],
+        entry_point: str,
+        timeout_s: float,
+    ) -> list[TestOutcome]:
+        if not tests:
+            return []
+        spec = self._spec("tests", program, tests=tests, run_timeout_s=timeout_s)
+        # Up to two builds (the second without tests that do not compile) and every test.
+        wall = 2 * self.compile_timeout_s + timeout_s * len(tests) + 10.0
+        verdict, result = await self._exec(sandbox, spec, wall)
+        if verdict is None or "results" not in verdict:
+            why = (verdict or {}).get("driver_error") or describe_exec_failure(result)
+            return [TestOutcome(t, "error", f"not run: {why}") for t in tests]
+        outcomes: list[TestOutcome] = []
+        for test, r in zip(tests, verdict["results"], strict=False):
+            r = r or {"status": "error", "output": "not run"}
+            outcomes.append(TestOutcome(test, str(r.get("status")), str(r.get("output", ""))))
+        return outcomes
+
+    async def run_hidden(
+        self, sandbox: Sandbox, program: str, task: Task, timeout_s: float
+    ) -> HiddenOutcome:
+        if task.data.get("hidden_kind") == "python_check":
+            try:
+                fn = parse_signature(task.prompt, str(task.data["entry_point"]))
+            except ValueError as exc:
+                return HiddenOutcome("error", f"cannot read the task's signature: {exc}")
+            spec = self._spec(
+                "serve",
+                program,
+                task,
+                serve_main=serve_main(fn, self.stack_mb),
+                check=str(task.data.get("test", "")),
+                run_timeout_s=timeout_s,
+            )
+        else:
+            spec = self._spec(
+                "main", program, task, test=str(task.data.get("test", "")), run_timeout_s=timeout_s
+            )
+        wall = self.compile_timeout_s + timeout_s + 10.0
+        verdict, result = await self._exec(sandbox, spec, wall)
+        if verdict is not None and "status" in verdict:
+            return HiddenOutcome(
+                str(verdict["status"]), str(verdict.get("detail", "")), result.duration_s
+            )
+        if result.reason == "timeout":
+            return HiddenOutcome("timeout", describe_exec_failure(result), result.duration_s)
+        detail = (verdict or {}).get("driver_error") or describe_exec_failure(result)
+        if result.stderr.strip():
+            detail += "\n" + tail(result.stderr, 800)
+        status = "fail" if result.reason in ("memory", "signal", "output_limit") else "error"
+        return HiddenOutcome(status, str(detail), result.duration_s)
+
+
+# --------------------------------------------------------------------------- host checks
+
+
+def find_rustc(rustc: str = "rustc") -> str:
+    """The host's rustc, or :class:`RustToolchainError` naming the fix."""
+    path = shutil.which(rustc)
+    if path is None:
+        raise RustToolchainError(
+            f"`{rustc}` not found on PATH (install Debian's `rustc` package: apt-get install rustc)"
+        )
+    return path
+
+
+def typecheck_tests(
+    items: Sequence[tuple[str, Sequence[str]]], rustc: str = "rustc", timeout_s: float = 120.0
+) -> list[list[str | None]]:
+    """Type-check unit tests against stubs of their function, with the host's rustc.
+
+    ``items`` are (signature, tests) pairs; the result gives, per test, None when it
+    compiles against ``<signature> { unimplemented!() }`` and the first compiler
+    error otherwise. Nothing is executed (``--emit=metadata``), so this finds tests
+    written with the wrong argument types or count without any solution. Tests are
+    checked in one crate; since a syntax error can stop rustc before type checking,
+    the check repeats without the tests found broken until a round finds nothing new.
+    """
+    exe = find_rustc(rustc)
+    results: list[list[str | None]] = [[None] * len(tests) for _, tests in items]
+    broken: set[tuple[int, int]] = set()
+    for _round in range(5):
+        new = _typecheck_round(exe, items, broken, timeout_s)
+        for (k, j), msg in new.items():
+            results[k][j] = msg
+        if not new:
+            break
+        broken |= set(new)
+    return results
+
+
+def _typecheck_round(
+    exe: str,
+    items: Sequence[tuple[str, Sequence[str]]],
+    skip: set[tuple[int, int]],
+    timeout_s: float,
+) -> dict[tuple[int, int], str]:
+    parts: list[str] = []
+    owners: list[tuple[int, int, int, int]] = []  # (first line, last line, item, test)
+    line = 1
+    for k, (sig, tests) in enumerate(items):
+        stub = sig.strip().rstrip("{").strip()
+        head = f"#[allow(unused)]\nmod p{k} {{\n#[allow(unused)]\n{stub} {{ unimplemented!() }}\n"
+        parts.append(head)
+        line += head.count("\n")
+        for j, t in enumerate(tests):
+            if (k, j) in skip:
+                continue
+            body = f"#[allow(unused)]\nfn t{j}() {{\n{t.strip()}\n}}\n"
+            owners.append((line, line + body.count("\n") - 1, k, j))
+            parts.append(body)
+            line += body.count("\n")
+        parts.append("}\n")
+        line += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "check.rs"
+        src.write_text("".join(parts), encoding="utf-8")
+        argv = [
+            exe,
+            "--edition",
+            "2021",
+            "--crate-type",
+            "lib",
+            "--emit=metadata",
+            "--error-format=json",
+            "-A",
+            "warnings",
+            "-o",
+            str(Path(tmp) / "check.rmeta"),
+            str(src),
+        ]
+        try:
+            proc = subprocess.run(
+                argv, capture_output=True, text=True, timeout=timeout_s, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RustToolchainError(f"running {exe} failed: {exc}") from exc
+    found: dict[tuple[int, int], str] = {}
+    unplaced: list[str] = []
+    for raw in proc.stderr.splitlines():
+        try:
+            d = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if d.get("level") != "error" or str(d.get("message", "")).startswith("aborting"):
+            continue
+        primary = [s for s in d.get("spans", []) if s.get("is_primary")]
+        lines = [s["line_start"] for s in primary]
+        owner = next((o for o in owners if lines and o[0] <= lines[0] <= o[1]), None)
+        message = str(d.get("message", "error"))
+        if primary and primary[0].get("label"):
+            message += f" ({primary[0]['label']})"
+        if owner is None:
+            unplaced.append(message)
+        else:
+            found.setdefault((owner[2], owner[3]), message)
+    if unplaced and not found:
+        raise RustToolchainError("the stubs themselves do not compile: " + "; ".join(unplaced[:3]))
+    return found

@@ -1,0 +1,279 @@
+"""LeetcodeHard, judged offline: the hidden tests run the way LeetCode runs Python.
+
+LeetCode's Python 3 judge differs from a bare ``python main.py`` in three ways that
+decide verdicts on hard problems, so the judge program reproduces them:
+
+- the usual modules are pre-imported (``from typing import *``, ``collections``,
+  ``heapq``, ``math``...), with the builtin ``pow`` restored after ``from math
+  import *`` shadowed it (see :data:`~reflexion_bench.environments.leetcode.PYTHON_PRELUDE`);
+- the recursion limit is high and the solution runs on a thread with a large stack
+  (here 10**6 and 512 MiB), because accepted solutions recurse ~1e5 deep (DFS on a
+  path-shaped tree; ``@cache`` recursion also consumes C stack per level);
+- each problem's check runs in its own process with the problem's time limit
+  (``recommended_timeout_s`` of the hidden-test file, scaled by ``timeout_scale``).
+
+The verdict is ``pass``, ``fail`` (an assertion or an exception in the solution),
+``timeout`` or ``error`` (the solution does not load: syntax error, missing entry
+point, crash at import). It is never shown to the actor.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.state import TaskState
+from reflexion_bench.core.types import Attempt, Score, Task
+from reflexion_bench.environments.leetcode import PYTHON_PRELUDE
+from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox
+
+#: The judge: loads the solution and the hidden check in one namespace on a big-stack
+#: thread, calls ``check(entry_point)``, and reports one JSON line after a marker.
+#: The marker carries a per-run nonce so that text a solution prints cannot pose as
+#: the verdict.
+_JUDGE = r"""
+import json, sys, threading, traceback
+
+NONCE = sys.argv[1]
+ENTRY = sys.argv[2]
+RECURSION_LIMIT = int(sys.argv[3])
+STACK_MB = int(sys.argv[4])
+result = {"status": "error", "detail": "the judge thread did not report"}
+
+
+def report(status, detail=""):
+    result["status"] = status
+    result["detail"] = detail[-2000:]
+
+
+def short_tb(exc, filename):
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    where = ""
+    if frames:
+        f = frames[-1]
+        where = f" at {filename}:{f.lineno}: {(f.line or '').strip()[:300]}"
+    return f"{type(exc).__name__}: {str(exc)[:500]}{where}"
+
+
+def run():
+    ns = {"__name__": "solution"}
+    try:
+        with open("prelude.py") as fh:
+            exec(compile(fh.read(), "prelude.py", "exec"), ns)
+        with open("solution.py") as fh:
+            src = fh.read()
+        exec(compile(src, "solution.py", "exec"), ns)
+    except BaseException as exc:
+        report("error", "the solution does not load: " + short_tb(exc, "solution.py"))
+        return
+    fn = ns.get(ENTRY)
+    if not callable(fn) and isinstance(ns.get("Solution"), type):
+        # LeetCode-style submission: a `class Solution` with the method.
+        try:
+            fn = getattr(ns["Solution"](), ENTRY, None)
+        except BaseException as exc:
+            report("error", "Solution() failed: " + short_tb(exc, "solution.py"))
+            return
+    if not callable(fn):
+        report("error", f"the solution defines no function `{ENTRY}`")
+        return
+    try:
+        with open("hidden.py") as fh:
+            exec(compile(fh.read(), "hidden.py", "exec"), ns)
+        ns["check"](fn)
+    except AssertionError as exc:
+        report("fail", "wrong answer: " + short_tb(exc, "hidden.py"))
+        return
+    except BaseException as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+        origin = "solution.py" if any(f.filename == "solution.py" for f in frames) else "hidden.py"
+        report("fail", "runtime error: " + short_tb(exc, origin))
+        return
+    report("pass")
+
+
+sys.setrecursionlimit(RECURSION_LIMIT)
+if STACK_MB > 0:
+    threading.stack_size(STACK_MB * 1024 * 1024)
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join()
+else:
+    run()
+sys.stdout.flush()
+sys.stdout.write("\n" + NONCE + json.dumps(result) + "\n")
+sys.stdout.flush()
+sys.exit(0 if result["status"] == "pass" else 1)
+"""
+
+
+@dataclass
+class JudgeOutcome:
+    """One hidden-test run. ``status``: pass, fail, timeout or error."""
+
+    status: str
+    detail: str = ""
+    duration_s: float = 0.0
+    timeout_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How the judge runs a solution (defaults: LeetCode's environment, see module doc).
+
+    Args:
+        recursion_limit: ``sys.setrecursionlimit`` for the solution.
+        stack_mb: Stack of the solution's thread in MiB; 0 runs it on the main thread.
+        prelude: Pre-import LeetCode's modules and restore ``pow``.
+        timeout_scale: Multiplies each problem's recommended timeout (slower machines).
+        min_timeout_s: Lower bound of the timeout.
+        memory_mb: Address-space limit of the judge process; it must hold the thread
+            stack (reserved, not used) on top of the solution's data.
+    """
+
+    recursion_limit: int = 10**6
+    stack_mb: int = 512
+    prelude: bool = True
+    timeout_scale: float = 1.0
+    min_timeout_s: float = 10.0
+    memory_mb: int = 4096
+
+
+def judge_files(program: str, hidden_test: str, settings: JudgeSettings) -> dict[str, str]:
+    return {
+        "judge.py": _JUDGE,
+        "prelude.py": PYTHON_PRELUDE if settings.prelude else "",
+        "solution.py": program,
+        "hidden.py": hidden_test,
+    }
+
+
+def _parse(result: ExecResult, nonce: str, timeout_s: float) -> JudgeOutcome:
+    if result.reason == "timeout":
+        return JudgeOutcome(
+            "timeout", f"time limit exceeded ({timeout_s:.1f}s)", result.duration_s, timeout_s
+        )
+    verdict: dict[str, Any] | None = None
+    for line in reversed(result.stdout.splitlines()):
+        if line.startswith(nonce):
+            try:
+                verdict = json.loads(line[len(nonce) :])
+            except json.JSONDecodeError:
+                verdict = None
+            break
+    if verdict is None:
+        if result.reason == "memory":
+            why = "memory limit exceeded"
+        elif result.reason == "signal":
+            why = f"killed by a signal {result.detail}".strip()
+        elif result.reason == "error":
+            return JudgeOutcome(
+                "error",
+                f"sandbox error: {result.detail or result.stderr[-300:]}",
+                result.duration_s,
+                timeout_s,
+            )
+        else:
+            # e.g. os._exit() in the solution, or a crash of the interpreter (stack overflow).
+            why = f"the process ended without a verdict (exit code {result.exit_code})"
+        err = result.stderr.strip()[-500:]
+        return JudgeOutcome("fail", why + (f": {err}" if err else ""), result.duration_s, timeout_s)
+    status = str(verdict.get("status", "error"))
+    if status == "pass" and result.exit_code != 0:
+        status, verdict["detail"] = "fail", f"exit code {result.exit_code} after the checks"
+    return JudgeOutcome(status, str(verdict.get("detail", "")), result.duration_s, timeout_s)
+
+
+async def judge_python(
+    sandbox: Sandbox,
+    program: str,
+    hidden_test: str,
+    entry_point: str,
+    timeout_s: float,
+    settings: JudgeSettings | None = None,
+) -> JudgeOutcome:
+    """Run one problem's hidden ``check`` on ``program`` in its own sandboxed process."""
+    s = settings or JudgeSettings()
+    timeout = max(s.min_timeout_s, timeout_s * s.timeout_scale)
+    nonce = "@@verdict-" + secrets.token_hex(8) + "@@"
+    request = ExecRequest(
+        argv=("{python}", "judge.py", nonce, entry_point, str(s.recursion_limit), str(s.stack_mb)),
+        files=judge_files(program, hidden_test, s),
+        timeout_s=timeout,
+        limits=Limits(memory_mb=s.memory_mb, cpu_s=int(timeout) + 5),
+    )
+    result = await sandbox.exec(request)
+    return _parse(result, nonce, timeout)
+
+
+class LeetcodeHiddenScorer:
+    """Final scorer of LeetcodeHard (Python): the offline hidden tests, judged like LeetCode.
+
+    Args:
+        recursion_limit, stack_mb, prelude, timeout_scale, min_timeout_s, memory_mb:
+            see :class:`JudgeSettings`.
+        timeout_s: One fixed timeout for every problem instead of each problem's
+            ``recommended_timeout_s`` (what ``evaluate --timeout`` sets).
+    """
+
+    def __init__(
+        self,
+        recursion_limit: int = 10**6,
+        stack_mb: int = 512,
+        prelude: bool = True,
+        timeout_scale: float = 1.0,
+        min_timeout_s: float = 10.0,
+        memory_mb: int = 4096,
+        timeout_s: float | None = None,
+    ) -> None:
+        if timeout_s is not None and timeout_s <= 0:
+            raise ConfigError("scorer.timeout_s", timeout_s, "null or a number of seconds > 0")
+        if recursion_limit < 100:
+            raise ConfigError("scorer.recursion_limit", recursion_limit, "an integer >= 100")
+        if stack_mb < 0:
+            raise ConfigError("scorer.stack_mb", stack_mb, "0 (main thread) or MiB > 0")
+        if timeout_s is not None:
+            # An explicit timeout is taken as given (no scaling, no lower bound).
+            timeout_scale, min_timeout_s = 1.0, 0.0
+        self.timeout_s = timeout_s
+        self.settings = JudgeSettings(
+            recursion_limit, stack_mb, prelude, timeout_scale, min_timeout_s, memory_mb
+        )
+
+    async def score(self, state: TaskState, attempt: Attempt) -> Score:
+        return await self.score_program(state.sandbox, state.task, attempt.candidate)
+
+    async def score_program(self, sandbox: Sandbox, task: Task, program: str) -> Score:
+        hidden = task.data.get("test")
+        if not hidden:
+            return Score(
+                passed=False,
+                status="error",
+                detail=f"{task.id}: no hidden tests (set `env.hidden_path`)",
+            )
+        out = await judge_python(
+            sandbox,
+            program,
+            str(hidden),
+            str(task.data.get("hidden_entry_point") or task.data["entry_point"]),
+            self.timeout_s or float(task.data.get("timeout_s", 10.0)),
+            self.settings,
+        )
+        return Score(
+            passed=out.passed,
+            status=out.status,
+            value=1.0 if out.passed else 0.0,
+            detail=out.detail,
+            extra={
+                "duration_s": round(out.duration_s, 3),
+                "timeout_s": out.timeout_s,
+                "n_hidden_cases": task.data.get("n_hidden_cases"),
+            },
+        )
