@@ -105,8 +105,14 @@ def reap_all() -> None:
             return
 
 
-def kill_leftovers(pgid: int | None) -> None:
-    """SIGKILL everything the job left behind, then reap it."""
+def kill_leftovers(pgid: int | None) -> int:
+    """SIGKILL everything the job left behind, reap it, and say how many were alive.
+
+    We are PID 1 of a namespace or a child subreaper, so every orphan of the job is
+    reparented to us: counting the reaped processes that died of our SIGKILL counts
+    the background processes the program left running (exited ones do not count).
+    """
+    killed = 0
     if pgid is not None:
         try:
             os.killpg(pgid, signal.SIGKILL)
@@ -126,11 +132,14 @@ def kill_leftovers(pgid: int | None) -> None:
     deadline = time.monotonic() + 2.0
     while time.monotonic() < deadline:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             break
         if pid == 0:
             time.sleep(0.001)
+        elif os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+            killed += 1
+    return killed
 
 
 def _rm_tree(path: str) -> None:
@@ -384,7 +393,7 @@ def run_job(job: dict) -> dict:
             _, status = os.waitpid(pid, 0)
         except ChildProcessError:
             status = None
-    kill_leftovers(pid)
+    leftovers = kill_leftovers(pid)
     for fd in (out_r, err_r):  # whatever the killed processes wrote last
         try:
             while len(bufs[fd]) < keep:
@@ -438,6 +447,7 @@ def run_job(job: dict) -> dict:
         "truncated": total[out_r] > len(bufs[out_r]) or total[err_r] > len(bufs[err_r]),
         "duration_s": duration,
         "detail": detail,
+        "leftovers": leftovers,
     }
 
 

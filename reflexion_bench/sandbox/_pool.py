@@ -251,7 +251,12 @@ class PooledSandbox(Sandbox):
                 and out.get("exit_code") != 0
             ):
                 reason, detail = "memory", "killed by the memory cgroup (out of memory)"
+            leftovers = int(out.get("leftovers") or 0)
+            if leftovers:
+                note = f"killed {leftovers} background process(es) it left running"
+                detail = f"{detail}; {note}" if detail else note
             return ExecResult(
+                leftover_processes=leftovers,
                 exit_code=out.get("exit_code"),
                 stdout=str(out.get("stdout", "")),
                 stderr=str(out.get("stderr", "")),

@@ -57,10 +57,13 @@ class ExecResult:
     reason: StopReason
     truncated: bool = False
     detail: str = ""
+    leftover_processes: int = 0
+    """Background processes still running when the program ended (all were killed)."""
 
     @property
     def ok(self) -> bool:
-        return self.reason == "exit" and self.exit_code == 0
+        """Exited by itself with code 0 and left no process behind."""
+        return self.reason == "exit" and self.exit_code == 0 and self.leftover_processes == 0
 
 
 class Sandbox(abc.ABC):

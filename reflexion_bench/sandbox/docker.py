@@ -185,7 +185,13 @@ class DockerSandbox(PooledSandbox):
                 "`docker build -t reflexion-bench/python envs/python` (online) or "
                 "`envs/test/build.sh` (offline test image)",
             ) from None
-        labels = (img.attrs.get("Config") or {}).get("Labels") or {}
+        img_config = img.attrs.get("Config") or {}
+        labels = img_config.get("Labels") or {}
+        # The image's own ENV (PATH to its toolchains, RUSTUP_HOME...) is trusted and
+        # kept; nothing of the harness's environment is passed.
+        self.image_env = dict(
+            item.split("=", 1) for item in (img_config.get("Env") or []) if "=" in item
+        )
         self.bind_host_usr = str(labels.get("reflexion_bench.bind_host_usr", "")).lower() == "true"
         self.python = (
             labels.get("reflexion_bench.python", "python3") if python == "auto" else python
@@ -207,6 +213,7 @@ class DockerSandbox(PooledSandbox):
     def _create(self, slot: int) -> tuple[str, Any]:
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
+            **self.image_env,
             "HOME": "/scratch",
             "LANG": "C.UTF-8",
             "TMPDIR": "/tmp",

