@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Set up reflexion-bench in ./.venv (idempotent).
+#
+#   bash scripts/setup.sh            # Python packages only (what `run` needs)
+#   bash scripts/setup.sh --all      # + every optional extra the tests cover
+#                                    #   (alfworld, memory retrieval, sweep launchers, dev tools)
+#   bash scripts/setup.sh --ray      # + a separate .venv-ray for the Ray launcher
+#   bash scripts/setup.sh --all --system
+#                                    # + Debian packages (bubblewrap, rustc/cargo, cmake, g++,
+#                                    #   docker.io) when run as root or with sudo
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+extras=""
+system=0
+ray=0
+for arg in "$@"; do
+  case "$arg" in
+    --ray) ray=1 ;;
+    --all) extras="[dev,alfworld,memory,sweeps]" ;;
+    --dev) extras="[dev]" ;;
+    --system) system=1 ;;
+    *) echo "unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+if [ "$system" = 1 ]; then
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+      echo "setup: --system needs root or sudo; skipping Debian packages" >&2; system=0; fi
+  fi
+  if [ "$system" = 1 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    # bubblewrap: namespace sandbox; rustc/cargo: Rust benchmarks (Debian's toolchain,
+    # readable by the sandbox's unprivileged user); cmake/g++: alfworld's planner build;
+    # docker.io: the Docker sandbox backend's engine.
+    $SUDO apt-get install -y -qq --no-install-recommends \
+      bubblewrap rustc cargo cmake g++ make docker.io debootstrap iproute2 util-linux >/dev/null
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+if [[ "$extras" == *memory* ]]; then
+  # The CPU build of torch that sentence-transformers needs; pinned so that pip does
+  # not pull a multi-GB CUDA build as a dependency.
+  .venv/bin/python -m pip install -q "torch==2.13.0"
+fi
+.venv/bin/python -m pip install -q -e ".${extras}"
+if [ "$ray" = 1 ]; then
+  # hydra-ray-launcher pins cloudpickle<3, which breaks `pip check` beside joblib:
+  # Ray gets its own environment (.venv-ray), never the default install.
+  [ -x .venv-ray/bin/python ] || "$PY" -m venv .venv-ray
+  .venv-ray/bin/python -m pip install -q -e ".[ray]"
+fi
+echo "setup: ready (.venv/bin/reflexion-bench)"
