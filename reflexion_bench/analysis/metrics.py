@@ -10,9 +10,19 @@ Definitions (K = the largest trial index in the run):
   paper's cumulative curves for ALFWorld/HotpotQA, where the in-loop signal is the
   ground truth, so the two coincide).
 - fixes/breaks: consecutive trial pairs whose hidden verdict went wrong->right /
-  right->wrong.
+  right->wrong; first_to_final: tasks whose trial-1 verdict was wrong and submitted
+  one right (fixed) or the reverse (broken).
 - self-test confusion over every trial that ran self-tests: TP (self pass, hidden
-  pass), FP (self pass, hidden fail), FN (self fail, hidden pass), TN.
+  pass), FP (self pass, hidden fail), FN (self fail, hidden pass), TN; the rates in
+  the paper's Table 2 normalisation are per self-test verdict (TP+FP = 1, FN+TN = 1).
+  False positives are split into those that stopped a task early (before trial K) on
+  a wrong pass, those at trial K, and those that did not stop the task.
+
+Imported logs (e.g. the paper's own runs) can lack information: a trial whose
+``hidden`` is null has an unknown verdict, a null ``model_calls`` unknown tokens.
+Metrics that depend on an unknown value are ``None`` (never guessed), and
+``missing`` says what was unknown. Records may carry a logged verdict beside the
+re-scored one (``extra.logged_hidden_passed``); ``logged`` then compares the two.
 """
 
 from __future__ import annotations
@@ -24,8 +34,10 @@ from typing import Any
 import pandas as pd
 
 
-def _hidden_passed(rec: dict[str, Any]) -> bool:
-    hidden = rec.get("hidden") or {}
+def _hidden_passed(rec: dict[str, Any]) -> bool | None:
+    hidden = rec.get("hidden")
+    if not isinstance(hidden, dict) or hidden.get("passed") is None:
+        return None
     return bool(hidden.get("passed"))
 
 
@@ -37,11 +49,28 @@ def _self_passed(rec: dict[str, Any]) -> bool | None:
     return None if p is None else bool(p)
 
 
+def _logged_passed(rec: dict[str, Any]) -> bool | None:
+    value = (rec.get("extra") or {}).get("logged_hidden_passed")
+    return None if value is None else bool(value)
+
+
+def _calls_sum(calls: list[dict[str, Any]] | None, key: str, cast: type = int) -> Any:
+    if calls is None:
+        return float("nan")
+    return sum(cast(c.get(key) or 0) for c in calls)
+
+
 def trials_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """One row per trial with the fields the metrics use."""
+    """One row per trial with the fields the metrics use.
+
+    ``hidden_passed`` is False where the verdict is unknown; ``hidden_known`` says
+    which rows are known. Token/cost/time columns are NaN where the log lacks them.
+    """
     rows = []
     for r in records:
-        calls = r.get("model_calls") or []
+        calls = r.get("model_calls")
+        hidden = _hidden_passed(r)
+        wall = r.get("wall_time_s")
         rows.append(
             {
                 "task_id": str(r["task_id"]),
@@ -50,16 +79,18 @@ def trials_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
                 "strategy": r.get("strategy"),
                 "model": r.get("model"),
                 "final": bool(r.get("final")),
-                "hidden_passed": _hidden_passed(r),
+                "hidden_passed": bool(hidden),
+                "hidden_known": hidden is not None,
                 "hidden_status": (r.get("hidden") or {}).get("status"),
                 "self_passed": _self_passed(r),
+                "logged_passed": _logged_passed(r),
                 "error": r.get("error"),
                 "has_reflection": bool(r.get("reflection")),
-                "model_calls": len(calls),
-                "prompt_tokens": sum(int(c.get("prompt_tokens", 0)) for c in calls),
-                "completion_tokens": sum(int(c.get("completion_tokens", 0)) for c in calls),
-                "cost_usd": sum(float(c.get("cost_usd", 0.0)) for c in calls),
-                "wall_time_s": float(r.get("wall_time_s", 0.0)),
+                "model_calls": float("nan") if calls is None else len(calls),
+                "prompt_tokens": _calls_sum(calls, "prompt_tokens"),
+                "completion_tokens": _calls_sum(calls, "completion_tokens"),
+                "cost_usd": _calls_sum(calls, "cost_usd", float),
+                "wall_time_s": float("nan") if wall is None else float(wall),
             }
         )
     df = pd.DataFrame(rows)
@@ -69,82 +100,189 @@ def trials_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return df
 
 
+def _share(values: list[bool | None], n: int) -> float | None:
+    if any(v is None for v in values):
+        return None
+    return sum(bool(v) for v in values) / n
+
+
+def _count(values: list[bool | None]) -> int | None:
+    if any(v is None for v in values):
+        return None
+    return sum(bool(v) for v in values)
+
+
+def _verdicts(g: pd.DataFrame) -> list[bool | None]:
+    return [
+        bool(p) if known else None
+        for p, known in zip(g["hidden_passed"], g["hidden_known"], strict=True)
+    ]
+
+
+def _total(col: pd.Series, cast: type = float) -> Any:
+    """Sum of a column, or None when any value is unknown (NaN)."""
+    if col.isna().any():
+        return None
+    return cast(col.sum())
+
+
+def _mean(col: pd.Series) -> float | None:
+    if col.isna().any() or col.empty:
+        return None
+    return float(col.mean())
+
+
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """All run-level metrics as a JSON-friendly dict."""
+    """All run-level metrics as a JSON-friendly dict (see the module docstring)."""
     df = trials_frame(records)
     if df.empty:
         return {"n_tasks": 0}
     n = int(df["task_id"].nunique())
     max_k = int(df["trial"].max())
     by_task = {tid: g.sort_values("trial") for tid, g in df.groupby("task_id", sort=False)}
+    verdicts = {tid: _verdicts(g) for tid, g in by_task.items()}
+    trials = {tid: list(g["trial"]) for tid, g in by_task.items()}
 
-    success_at: list[float] = []
-    solved_by: list[float] = []
+    success_counts: list[int | None] = []
+    solved_counts: list[int | None] = []
     for k in range(1, max_k + 1):
-        sub = 0
-        solved = 0
-        for g in by_task.values():
-            upto = g[g["trial"] <= k]
-            sub += int(bool(upto.iloc[-1]["hidden_passed"]))
-            solved += int(bool(upto["hidden_passed"].any()))
-        success_at.append(sub / n)
-        solved_by.append(solved / n)
+        sub: list[bool | None] = []
+        solved: list[bool | None] = []
+        for tid, vs in verdicts.items():
+            upto = [v for t, v in zip(trials[tid], vs, strict=True) if t <= k]
+            if not upto:  # an imported task whose trial 1 is missing entirely
+                sub.append(None)
+                solved.append(None)
+                continue
+            sub.append(upto[-1])
+            if any(v is True for v in upto):
+                solved.append(True)
+            else:
+                solved.append(None if any(v is None for v in upto) else False)
+        success_counts.append(_count(sub))
+        solved_counts.append(_count(solved))
 
     fixes = breaks = 0
-    for g in by_task.values():
-        verdicts = list(g["hidden_passed"])
-        for a, b in itertools.pairwise(verdicts):
+    fixed_from_first = broken_from_first = 0
+    unknown_first_final = 0
+    for tid, vs in verdicts.items():
+        for a, b in itertools.pairwise(vs):
+            if a is None or b is None:
+                continue
             fixes += int((not a) and b)
             breaks += int(a and not b)
+        first = vs[0] if trials[tid][0] == 1 else None
+        if first is None or vs[-1] is None:
+            unknown_first_final += 1
+            continue
+        fixed_from_first += int((not first) and vs[-1])
+        broken_from_first += int(first and not vs[-1])
 
-    st = df[df["self_passed"].notna()]
-    tp = int(((st["self_passed"] == True) & st["hidden_passed"]).sum())  # noqa: E712
-    fp = int(((st["self_passed"] == True) & ~st["hidden_passed"]).sum())  # noqa: E712
-    fn = int(((st["self_passed"] == False) & st["hidden_passed"]).sum())  # noqa: E712
-    tn = int(((st["self_passed"] == False) & ~st["hidden_passed"]).sum())  # noqa: E712
+    known = df[df["hidden_known"]]
+    st = known[known["self_passed"].notna()]
+    self_pass = st["self_passed"] == True  # noqa: E712
+    self_fail = st["self_passed"] == False  # noqa: E712
+    tp = int((self_pass & st["hidden_passed"]).sum())
+    fp = int((self_pass & ~st["hidden_passed"]).sum())
+    fn = int((self_fail & st["hidden_passed"]).sum())
+    tn = int((self_fail & ~st["hidden_passed"]).sum())
     finals = df.groupby("task_id", sort=False).tail(1)
+    known_finals = finals[finals["hidden_known"]]
     # Final-trial false positives: the task stopped on a self-test pass that was wrong.
-    final_fp = int(((finals["self_passed"] == True) & ~finals["hidden_passed"]).sum())  # noqa: E712
+    final_fp_rows = known_finals[
+        (known_finals["self_passed"] == True) & ~known_finals["hidden_passed"]  # noqa: E712
+    ]
+    final_fp = len(final_fp_rows)
+    fp_early = int((final_fp_rows["trial"] < max_k).sum())
+    fp_rows = st[self_pass & ~st["hidden_passed"]]
 
     per_task = df.groupby("task_id", sort=False).agg(
         trials=("trial", "max"),
-        tokens=("tokens", "sum"),
-        calls=("model_calls", "sum"),
-        wall_time_s=("wall_time_s", "sum"),
-        cost_usd=("cost_usd", "sum"),
+        tokens=("tokens", lambda c: c.sum(min_count=len(c))),
+        calls=("model_calls", lambda c: c.sum(min_count=len(c))),
+        wall_time_s=("wall_time_s", lambda c: c.sum(min_count=len(c))),
+        cost_usd=("cost_usd", lambda c: c.sum(min_count=len(c))),
     )
-    first = df[df["trial"] == 1]
-    return {
+    first_verdicts = [vs[0] if trials[tid][0] == 1 else None for tid, vs in verdicts.items()]
+    final_verdicts = [vs[-1] for vs in verdicts.values()]
+    summary: dict[str, Any] = {
         "benchmark": _single(df["benchmark"]),
         "strategy": _single(df["strategy"]),
         "model": _single(df["model"]),
         "n_tasks": n,
-        "first_try": float(first["hidden_passed"].sum()) / n,
-        "final": float(finals["hidden_passed"].sum()) / n,
-        "success_at_trial": success_at,
-        "solved_by_trial": solved_by,
+        "first_try": _share(first_verdicts, n),
+        "final": _share(final_verdicts, n),
+        "success_at_trial": [None if c is None else c / n for c in success_counts],
+        "solved_by_trial": [None if c is None else c / n for c in solved_counts],
+        "success_counts_at_trial": success_counts,
+        "solved_counts_by_trial": solved_counts,
         "fixes": fixes,
         "breaks": breaks,
+        "first_to_final": {
+            "fixed": fixed_from_first,
+            "broken": broken_from_first,
+            "unknown": unknown_first_final,
+        },
         "errored_tasks": int(finals["error"].notna().sum()),
         "self_test_confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "final_fp": final_fp},
         "self_test_fp_rate": fp / (tp + fp) if (tp + fp) else None,
+        "self_test_rates": {
+            "tp": tp / (tp + fp) if (tp + fp) else None,
+            "fp": fp / (tp + fp) if (tp + fp) else None,
+            "fn": fn / (fn + tn) if (fn + tn) else None,
+            "tn": tn / (fn + tn) if (fn + tn) else None,
+        },
+        "self_test_fp_split": {
+            "stopped_early": fp_early,
+            "at_last_trial": final_fp - fp_early,
+            "not_stopped": len(fp_rows) - final_fp,
+        },
         "totals": {
             "trials": len(df),
-            "model_calls": int(df["model_calls"].sum()),
-            "prompt_tokens": int(df["prompt_tokens"].sum()),
-            "completion_tokens": int(df["completion_tokens"].sum()),
-            "tokens": int(df["tokens"].sum()),
-            "cost_usd": float(df["cost_usd"].sum()),
-            "wall_time_s": float(df["wall_time_s"].sum()),
+            "model_calls": _total(df["model_calls"], int),
+            "prompt_tokens": _total(df["prompt_tokens"], int),
+            "completion_tokens": _total(df["completion_tokens"], int),
+            "tokens": _total(df["tokens"], int),
+            "cost_usd": _total(df["cost_usd"]),
+            "wall_time_s": _total(df["wall_time_s"]),
         },
         "per_task_mean": {
             "trials": float(per_task["trials"].mean()),
-            "tokens": float(per_task["tokens"].mean()),
-            "model_calls": float(per_task["calls"].mean()),
-            "wall_time_s": float(per_task["wall_time_s"].mean()),
-            "cost_usd": float(per_task["cost_usd"].mean()),
+            "tokens": _mean(per_task["tokens"]),
+            "model_calls": _mean(per_task["calls"]),
+            "wall_time_s": _mean(per_task["wall_time_s"]),
+            "cost_usd": _mean(per_task["cost_usd"]),
         },
     }
+    unknown_trials = int((~df["hidden_known"]).sum())
+    if unknown_trials or df["tokens"].isna().any() or df["wall_time_s"].isna().any():
+        summary["missing"] = {
+            "trials_with_unknown_hidden_verdict": unknown_trials,
+            "tasks_with_unknown_first_try": sum(v is None for v in first_verdicts),
+            "tasks_with_unknown_final": sum(v is None for v in final_verdicts),
+            "trials_without_token_counts": int(df["tokens"].isna().sum()),
+            "trials_without_wall_time": int(df["wall_time_s"].isna().sum()),
+        }
+    logged = finals["logged_passed"]
+    if logged.notna().any():
+        pairs = [
+            (bool(lp), v)
+            for lp, v in zip(logged, final_verdicts, strict=True)
+            if lp is not None and not pd.isna(lp)
+        ]
+        agree = [lp == v for lp, v in pairs if v is not None]
+        summary["logged"] = {
+            "n_tasks": len(pairs),
+            "final": sum(lp for lp, _ in pairs) / len(pairs),
+            "final_count": sum(lp for lp, _ in pairs),
+            "rescored_agreement": sum(agree) / len(agree) if agree else None,
+            "disagreeing_tasks": [
+                str(tid)
+                for tid, lp, v in zip(finals["task_id"], logged, final_verdicts, strict=True)
+                if lp is not None and not pd.isna(lp) and v is not None and bool(lp) != v
+            ],
+        }
+    return summary
 
 
 def _single(col: pd.Series) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,11 @@ def plot_trial_curve(summary: dict[str, Any], path: Path) -> None:
 
     ks = list(range(1, len(summary["success_at_trial"]) + 1))
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.plot(ks, summary["success_at_trial"], "o-", color="black", label="submitted candidate")
-    ax.plot(ks, summary["solved_by_trial"], "s--", color="grey", label="solved at any trial")
+    # Unknown points (imported logs) are gaps, not zeros.
+    sub = [float("nan") if v is None else v for v in summary["success_at_trial"]]
+    solved = [float("nan") if v is None else v for v in summary["solved_by_trial"]]
+    ax.plot(ks, sub, "o-", color="black", label="submitted candidate")
+    ax.plot(ks, solved, "s--", color="grey", label="solved at any trial")
     ax.set_xlabel("trial")
     ax.set_ylabel("success rate")
     ax.set_ylim(0, 1.02)
@@ -46,23 +50,89 @@ def plot_trial_curve(summary: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _f(value: Any, spec: str = ".3f", prefix: str = "", suffix: str = "") -> str:
+    return "n/a" if value is None else f"{prefix}{format(value, spec)}{suffix}"
+
+
 def format_table(summary: dict[str, Any]) -> str:
-    """A compact human-readable table of one run's metrics."""
+    """A compact human-readable table of one run's metrics (n/a where the log lacks it)."""
     if not summary.get("n_tasks"):
         return "no finished tasks in this run"
     t = summary["totals"]
     c = summary["self_test_confusion"]
+    split = summary.get("self_test_fp_split") or {}
+    ff = summary.get("first_to_final") or {}
+    per_task = summary["per_task_mean"]
     lines = [
         f"benchmark={summary['benchmark']} strategy={summary['strategy']} model={summary['model']}",
         f"tasks            {summary['n_tasks']}",
-        f"first-try        {summary['first_try']:.3f}",
-        f"final (pass@1)   {summary['final']:.3f}",
-        "success@trial    " + " ".join(f"{v:.3f}" for v in summary["success_at_trial"]),
-        "solved-by-trial  " + " ".join(f"{v:.3f}" for v in summary["solved_by_trial"]),
-        f"fixes/breaks     {summary['fixes']}/{summary['breaks']}",
-        f"self-test TP/FP/FN/TN  {c['tp']}/{c['fp']}/{c['fn']}/{c['tn']} (stopped on a wrong pass: {c['final_fp']})",
+        f"first-try        {_f(summary['first_try'])}",
+        f"final (pass@1)   {_f(summary['final'])}",
+        "success@trial    " + " ".join(_f(v) for v in summary["success_at_trial"]),
+        "solved-by-trial  " + " ".join(_f(v) for v in summary["solved_by_trial"]),
+        f"fixes/breaks     {summary['fixes']}/{summary['breaks']} between trials, "
+        f"{ff.get('fixed', 0)}/{ff.get('broken', 0)} from trial 1 to the end"
+        + (f" ({ff['unknown']} tasks unknown)" if ff.get("unknown") else ""),
+        f"self-test TP/FP/FN/TN  {c['tp']}/{c['fp']}/{c['fn']}/{c['tn']} "
+        f"(stopped on a wrong pass: {c['final_fp']}, of which before trial K: "
+        f"{split.get('stopped_early', 0)})",
         f"errored tasks    {summary['errored_tasks']}",
-        f"model calls      {t['model_calls']}  tokens {t['tokens']}  cost ${t['cost_usd']:.4f}",
-        f"wall time        {t['wall_time_s']:.1f}s total, {summary['per_task_mean']['wall_time_s']:.1f}s/task",
+        f"model calls      {_f(t['model_calls'], 'd')}  tokens {_f(t['tokens'], 'd')}  "
+        f"cost {_f(t['cost_usd'], '.4f', '$')}",
+        f"wall time        {_f(t['wall_time_s'], '.1f', suffix='s')} total, "
+        f"{_f(per_task['wall_time_s'], '.1f', suffix='s')}/task",
     ]
+    logged = summary.get("logged")
+    if logged:
+        lines.append(
+            f"as logged        final {_f(logged['final'])} "
+            f"(re-scored agrees on {_f(logged['rescored_agreement'])} of tasks)"
+        )
+    if summary.get("missing"):
+        lines.append(f"missing in log   {summary['missing']}")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- many runs
+
+
+def build_comparison(
+    paths: Sequence[str | Path],
+    *,
+    paper: bool = False,
+    axis: str = "tokens",
+    budget: float | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The multi-run report (see :mod:`reflexion_bench.analysis.tables`) of every run
+    folder under ``paths`` (run folders, sweep folders or log files)."""
+    from reflexion_bench.analysis.runs import load_groups
+    from reflexion_bench.analysis.tables import build_report
+
+    groups = load_groups(paths)
+    return build_report(
+        groups, paper=paper, axis=axis, budget=budget, n_resamples=n_resamples, seed=seed
+    )
+
+
+def write_comparison(report: dict[str, Any], out_dir: Path) -> list[Path]:
+    """Write the report as report.md, report.tex, one CSV per table, report.json, and
+    every figure (PNG + PDF) into ``out_dir``; return the files written."""
+    from reflexion_bench.analysis.plots import write_plots
+    from reflexion_bench.analysis.tables import TABLES, render, tables
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, fmt in (("report.md", "md"), ("report.tex", "latex"), ("report.json", "json")):
+        path = out_dir / name
+        path.write_text(render(report, fmt), encoding="utf-8")
+        written.append(path)
+    frames = tables(report)
+    for name in TABLES:
+        path = out_dir / f"table_{name}.csv"
+        frames[name].to_csv(path, index=False)
+        written.append(path)
+    axes = tuple(dict.fromkeys((report["settings"]["axis"], "tokens", "dollars", "wall")))
+    written += write_plots(report, out_dir / "figures", axes=axes)
+    return written

@@ -1,4 +1,17 @@
-"""``reflexion-bench report RUN_DIR [--json]``: recompute a run's metrics from its log."""
+"""``reflexion-bench report RUN_DIR...``: recompute metrics and compare runs, from their logs.
+
+    reflexion-bench report RUN_DIR [--json]                 # one run's summary (as before)
+    reflexion-bench report RUN_DIR... [--format md|latex|csv|json] [--paper]
+                           [--table NAME ...] [--axis tokens|calls|dollars|wall|trials]
+                           [--budget X] [--out DIR]
+
+RUN_DIR may be a run folder, a sweep folder (searched recursively for log.jsonl) or
+a log file. Runs are grouped by benchmark x strategy x model into paper-style tables
+with 95% bootstrap intervals and paired tests; ``--paper`` adds the paper's published
+figures as labelled reference rows; ``--out`` also writes every table, the JSON and
+the figures (PNG + PDF) into DIR. Each run folder's summary.json and curve.png are
+refreshed on the way (``--no-write`` to leave run folders untouched).
+"""
 
 from __future__ import annotations
 
@@ -7,26 +20,89 @@ import json
 import sys
 from pathlib import Path
 
-from reflexion_bench.analysis.report import format_table, write_run_outputs
+from reflexion_bench.analysis.budget import AXES
+from reflexion_bench.analysis.tables import TABLES
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="reflexion-bench report",
+        description="Recompute metrics of run folders and compare runs, from their logs.",
+    )
+    p.add_argument("run_dirs", nargs="+", type=Path, help="run folders, sweep folders or log files")
+    p.add_argument("--json", action="store_true", help="print each run's summary as JSON")
+    p.add_argument(
+        "--format",
+        choices=("md", "latex", "csv", "json"),
+        help="print the comparison report in this format (default: md; one run: its table)",
+    )
+    p.add_argument("--paper", action="store_true", help="add the paper's published figures")
+    p.add_argument(
+        "--table",
+        action="append",
+        choices=TABLES,
+        help="only these tables (repeatable; csv prints `main` unless given)",
+    )
+    p.add_argument("--axis", default="tokens", choices=tuple(AXES), help="equal-budget axis")
+    p.add_argument("--budget", type=float, help="budget per task on --axis (default: cheapest)")
+    p.add_argument("--out", type=Path, help="also write tables, report.json and figures here")
+    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--no-write", action="store_true", help="do not refresh run folders' summaries")
+    return p
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="reflexion-bench report", description=__doc__)
-    p.add_argument("run_dirs", nargs="+", type=Path, help="run folder(s) holding log.jsonl")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    args = p.parse_args(argv)
-    out = []
-    for run_dir in args.run_dirs:
-        if not (run_dir / "log.jsonl").exists():
-            print(f"error: {run_dir} has no log.jsonl (not a run folder)", file=sys.stderr)
-            return 2
-        summary = write_run_outputs(run_dir)
+    from reflexion_bench.analysis.report import (
+        build_comparison,
+        format_table,
+        load_summary,
+        write_comparison,
+        write_run_outputs,
+    )
+    from reflexion_bench.analysis.runs import find_run_dirs
+
+    args = _parser().parse_args(argv)
+    try:
+        run_dirs = find_run_dirs(args.run_dirs)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    summaries = []
+    for run_dir in run_dirs:
+        if args.no_write:
+            summary = load_summary(run_dir)
+        else:
+            try:
+                summary = write_run_outputs(run_dir)
+            except OSError as exc:  # a read-only run folder is still reportable
+                print(f"warning: could not write into {run_dir}: {exc}", file=sys.stderr)
+                summary = load_summary(run_dir)
         summary["run_dir"] = str(run_dir)
-        out.append(summary)
+        summaries.append(summary)
+
     if args.json:
-        print(json.dumps(out[0] if len(out) == 1 else out, indent=2))
-    else:
-        for s in out:
-            print(format_table(s))
-            print()
+        print(json.dumps(summaries[0] if len(summaries) == 1 else summaries, indent=2))
+        return 0
+    if args.format is None and len(summaries) == 1 and not (args.paper or args.out or args.table):
+        print(format_table(summaries[0]))
+        return 0
+
+    from reflexion_bench.analysis.tables import render
+
+    report = build_comparison(
+        run_dirs,
+        paper=args.paper,
+        axis=args.axis,
+        budget=args.budget,
+        n_resamples=args.resamples,
+        seed=args.seed,
+    )
+    fmt = args.format or "md"
+    which = args.table or (["main"] if fmt == "csv" else None)
+    sys.stdout.write(render(report, fmt, which))
+    if args.out:
+        written = write_comparison(report, args.out)
+        print(f"wrote {len(written)} files into {args.out}", file=sys.stderr)
     return 0

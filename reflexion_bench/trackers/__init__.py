@@ -1,4 +1,9 @@
-"""Experiment trackers fed from the run log (W&B, none). Chosen with ``logger=``."""
+"""Experiment trackers fed from the run log (W&B, none). Chosen with ``logger=``.
+
+The runner calls ``make_tracker(cfg, run_dir)`` before the run, then
+``tracker.log_run(run_dir, summary)`` and, always, ``tracker.close()``. Trackers read
+what they send from the run folder: the JSONL log stays the source of truth.
+"""
 
 from __future__ import annotations
 
@@ -25,10 +30,17 @@ class NoTracker:
 
 
 def make_tracker(cfg: DictConfig, run_dir: Path) -> Tracker:
+    """Build the configured tracker (``logger`` node), or :class:`NoTracker`."""
     from reflexion_bench.config import build
 
     node = cfg.get("logger")
     if node is None or "_target_" not in node:
         return NoTracker()
-    tracker: Tracker = build(node, "logger", cfg=cfg, run_dir=run_dir)
+    # Built as a partial and called here: handing the whole run config to Hydra as a
+    # kwarg would merge it into the logger node and instantiate every `_target_` in it.
+    factory = build(node, "logger", _partial_=True)
+    tracker: Tracker = factory(cfg=cfg, run_dir=run_dir)
     return tracker
+
+
+__all__ = ["NoTracker", "Tracker", "make_tracker"]

@@ -1,0 +1,267 @@
+"""Figures from a report (see :func:`reflexion_bench.analysis.tables.build_report`).
+
+Every figure is written as PNG and PDF and stays readable in grey scale: series
+differ by line style, marker and grey level (and hatching for bars), never by hue
+alone. One figure per benchmark x model for the per-strategy plots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from reflexion_bench.analysis.budget import AXIS_LABELS
+
+_STYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 1)), (0, (8, 3))]
+_MARKERS = ["o", "s", "^", "D", "v", "x", "*", "P", "h", "<"]
+_HATCHES = ["", "//", "..", "xx", "\\\\", "++", "oo", "--"]
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _grey(i: int, n: int) -> str:
+    # From black to a mid grey: light greys vanish on paper.
+    level = 0.0 if n <= 1 else 0.62 * i / (n - 1)
+    return str(round(level, 3))
+
+
+def _save(fig: Any, stem: Path) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    fig.tight_layout()
+    fig.savefig(paths[0], dpi=150)
+    fig.savefig(paths[1])
+    _plt().close(fig)
+    return paths
+
+
+def _slug(*parts: str) -> str:
+    text = "_".join(parts)
+    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)
+
+
+def _clusters(groups: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for g in groups:
+        out.setdefault((g["benchmark"], g["model"]), []).append(g)
+    return out
+
+
+def plot_trial_curves(
+    groups: Sequence[dict[str, Any]], stem: Path, *, kind: str = "submitted", title: str = ""
+) -> list[Path]:
+    """Success vs trial, one line per strategy, with 95% CI bands where known."""
+    plt = _plt()
+    key = "success_at_trial" if kind == "submitted" else "solved_by_trial"
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    k_max = 1
+    for i, g in enumerate(groups):
+        pts = g[key]
+        ks = [k for k, p in enumerate(pts, 1) if p.get("estimate") is not None]
+        if not ks:
+            continue
+        k_max = max(k_max, ks[-1])
+        est = [pts[k - 1]["estimate"] for k in ks]
+        color = _grey(i, len(groups))
+        ax.plot(
+            ks,
+            est,
+            linestyle=_STYLES[i % len(_STYLES)],
+            marker=_MARKERS[i % len(_MARKERS)],
+            color=color,
+            label=f"{g['label']} (n={g['n_tasks']})",
+        )
+        if all("low" in pts[k - 1] for k in ks):
+            ax.fill_between(
+                ks,
+                [pts[k - 1]["low"] for k in ks],
+                [pts[k - 1]["high"] for k in ks],
+                color=color,
+                alpha=0.08,
+                linewidth=0,
+            )
+    ax.set_xlabel("trial")
+    ax.set_ylabel("success rate" if kind == "submitted" else "solved at any trial")
+    ax.set_ylim(0, 1.02)
+    ax.set_xticks(range(1, k_max + 1))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return _save(fig, stem)
+
+
+def plot_success_vs_budget(
+    groups: Sequence[dict[str, Any]], stem: Path, *, axis: str = "tokens", title: str = ""
+) -> list[Path]:
+    """Success after k trials against the mean spend per task after k trials."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    drawn = 0
+    for i, g in enumerate(groups):
+        spend = g["spend_curves"].get(axis) or []
+        succ = [p.get("estimate") for p in g["success_at_trial"]]
+        pts = [(x, y) for x, y in zip(spend, succ, strict=False) if x is not None and y is not None]
+        if not pts:
+            continue
+        drawn += 1
+        ax.plot(
+            [x for x, _ in pts],
+            [y for _, y in pts],
+            linestyle=_STYLES[i % len(_STYLES)],
+            marker=_MARKERS[i % len(_MARKERS)],
+            color=_grey(i, len(groups)),
+            label=g["label"],
+        )
+    ax.set_xlabel(AXIS_LABELS.get(axis, axis))
+    ax.set_ylabel("success rate")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    if drawn:
+        ax.legend(fontsize=7, loc="lower right")
+    else:
+        ax.text(0.5, 0.5, f"no {axis} recorded", ha="center", transform=ax.transAxes)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return _save(fig, stem)
+
+
+def plot_fix_break(groups: Sequence[dict[str, Any]], stem: Path, *, title: str = "") -> list[Path]:
+    """Per strategy: tasks fixed (wrong at trial 1, right when submitted) and broken."""
+    plt = _plt()
+    labels = [g["label"] for g in groups]
+    fixed = [(g.get("first_to_final") or {}).get("fixed") or 0 for g in groups]
+    broken = [(g.get("first_to_final") or {}).get("broken") or 0 for g in groups]
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(groups) + 2), 3.4))
+    xs = list(range(len(groups)))
+    w = 0.38
+    b1 = ax.bar([x - w / 2 for x in xs], fixed, w, color="0.25", edgecolor="black", label="fixed")
+    b2 = ax.bar(
+        [x + w / 2 for x in xs],
+        broken,
+        w,
+        color="white",
+        edgecolor="black",
+        hatch="//",
+        label="broken",
+    )
+    for bars in (b1, b2):
+        for bar in bars:
+            ax.annotate(
+                f"{int(bar.get_height())}",
+                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
+    ax.set_xticks(xs)
+    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("tasks")
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return _save(fig, stem)
+
+
+def plot_self_test_confusion(group: dict[str, Any], stem: Path) -> list[Path]:
+    """2x2 matrix of self-test verdict (rows) vs hidden verdict (columns), with counts
+    and the paper's per-verdict rates."""
+    plt = _plt()
+    c = group["self_test"]["confusion"] or {}
+    rates = group["self_test"]["rates"] or {}
+    cells = [[("tp", "TP"), ("fp", "FP")], [("fn", "FN"), ("tn", "TN")]]
+    counts = [[int(c.get(k, 0)) for k, _ in row] for row in cells]
+    total = max(1, sum(map(sum, counts)))
+    fig, ax = plt.subplots(figsize=(4.6, 3.6))
+    ax.imshow([[v / total for v in row] for row in counts], cmap="Greys", vmin=0, vmax=1.4)
+    for i, row in enumerate(cells):
+        for j, (k, name) in enumerate(row):
+            rate = rates.get(k)
+            text = f"{name}\n{counts[i][j]}" + ("" if rate is None else f"\n({100 * rate:.1f}%)")
+            ax.text(j, i, text, ha="center", va="center", fontsize=9, color="black")
+    ax.set_xticks([0, 1])
+    ax.set_xticklabels(["hidden pass", "hidden fail"])
+    ax.set_yticks([0, 1])
+    ax.set_yticklabels(["self-tests pass", "self-tests fail"])
+    ax.set_title(f"{group['benchmark']} / {group['label']} / {group['model']}", fontsize=8)
+    return _save(fig, stem)
+
+
+def plot_failure_types(
+    counts_by_trial: Mapping[int, Mapping[str, int]],
+    stem: Path,
+    *,
+    title: str = "",
+    normalise: bool = False,
+) -> list[Path]:
+    """Stacked bars of failure types per trial (e.g. ALFWorld's hallucination vs
+    inefficient planning), from ``{trial: {type: count}}``; hatched, grey-scale."""
+    plt = _plt()
+    trials = sorted(counts_by_trial)
+    types = sorted({t for c in counts_by_trial.values() for t in c})
+    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    bottom = [0.0] * len(trials)
+    for i, t in enumerate(types):
+        vals = []
+        for k in trials:
+            v = float(counts_by_trial[k].get(t, 0))
+            if normalise:
+                tot = sum(counts_by_trial[k].values())
+                v = v / tot if tot else 0.0
+            vals.append(v)
+        ax.bar(
+            trials,
+            vals,
+            0.7,
+            bottom=bottom,
+            color=_grey(i, max(2, len(types))),
+            edgecolor="black",
+            hatch=_HATCHES[i % len(_HATCHES)],
+            label=t,
+        )
+        bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
+    ax.set_xlabel("trial")
+    ax.set_ylabel("share of failures" if normalise else "failed tasks")
+    ax.set_xticks(trials)
+    if types:
+        ax.legend(fontsize=7)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return _save(fig, stem)
+
+
+def write_plots(
+    report: dict[str, Any], out_dir: Path, *, axes: Sequence[str] = ("tokens", "dollars", "wall")
+) -> list[Path]:
+    """Every per-report figure into ``out_dir``; returns the files written."""
+    written: list[Path] = []
+    for (bench, model), gs in _clusters(report["groups"]).items():
+        title = f"{bench} / {model}"
+        base = _slug(bench, model)
+        written += plot_trial_curves(gs, out_dir / f"curve_{base}", title=title)
+        if any(
+            [p.get("estimate") for p in g["solved_by_trial"]]
+            != [p.get("estimate") for p in g["success_at_trial"]]
+            for g in gs
+        ):
+            written += plot_trial_curves(gs, out_dir / f"solved_{base}", kind="solved", title=title)
+        for axis in axes:
+            written += plot_success_vs_budget(
+                gs, out_dir / f"budget_{axis}_{base}", axis=axis, title=title
+            )
+        written += plot_fix_break(gs, out_dir / f"fix_break_{base}", title=title)
+        for g in gs:
+            c = g["self_test"]["confusion"] or {}
+            if any(c.get(k) for k in ("tp", "fp", "fn", "tn")):
+                written += plot_self_test_confusion(
+                    g, out_dir / f"self_tests_{_slug(bench, g['label'], model)}"
+                )
+    return written

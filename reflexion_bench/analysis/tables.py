@@ -1,0 +1,675 @@
+"""Paper-style comparison tables over many runs, from their logs only.
+
+:func:`build_report` turns grouped runs into a JSON-friendly dict (every number with
+its interval) and numeric pandas tables; :func:`render` prints those tables as
+Markdown, LaTeX, CSV or JSON. Shares are fractions in the data and percentages in
+Markdown/LaTeX; intervals are 95% percentile bootstraps over tasks
+(:mod:`reflexion_bench.analysis.stats`); paired tests compare strategies on the
+tasks both ran, within one benchmark x model.
+
+Tables:
+- ``main``: first-try and final success with CIs, fix/break counts, cost per task.
+- ``curve``: success of the submitted candidate after k trials, with CIs (and the
+  "solved at any trial" curve where it differs).
+- ``paired``: final success of strategy A vs B on common tasks: difference with a
+  paired bootstrap CI, discordant counts, exact McNemar p-value.
+- ``self_tests``: the paper's Table 2: self-test verdict vs hidden verdict, rates
+  per self-test verdict, and false positives that stopped a task early.
+- ``controls``: per strategy, tasks failed at trial 1, fixed and broken by the end,
+  and whether trial 1 is identical to the reference variant's (frozen protocol).
+- ``budget``: success at an equal budget (tokens, calls, dollars or wall time per
+  task; see :mod:`reflexion_bench.analysis.budget`) and the spend per task.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reflexion_bench.analysis.budget import (
+    AXES,
+    best_of_n_for_budget,
+    spend_curve,
+    success_at_budget,
+    verdict_matrix,
+)
+from reflexion_bench.analysis.paper import SOURCE, canonical_benchmark, published_for
+from reflexion_bench.analysis.runs import Group
+from reflexion_bench.analysis.stats import (
+    DEFAULT_RESAMPLES,
+    Interval,
+    bootstrap_curve_ci,
+    mcnemar_exact,
+    paired_bootstrap_diff,
+)
+
+TABLES = ("main", "curve", "paired", "self_tests", "controls", "budget")
+TITLES = {
+    "main": "Success (first try, final), fixes/breaks and cost",
+    "curve": "Success of the submitted candidate after k trials",
+    "paired": "Paired comparisons on common tasks (final success)",
+    "self_tests": "Self-test quality (self-test verdict vs hidden tests)",
+    "controls": "Memory-content controls: what trials 2..K fixed and broke",
+    "budget": "Success at an equal budget",
+}
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _interval(iv: Interval | None) -> dict[str, float] | None:
+    return None if iv is None else iv.to_dict()
+
+
+def _task_verdicts(group: Group) -> dict[str, tuple[bool | None, bool | None, str | None]]:
+    """task -> (trial-1 verdict, final verdict, trial-1 candidate)."""
+    out: dict[str, tuple[bool | None, bool | None, str | None]] = {}
+    per: dict[str, list[dict[str, Any]]] = {}
+    for r in group.records:
+        per.setdefault(str(r["task_id"]), []).append(r)
+    for tid, recs in per.items():
+        recs.sort(key=lambda r: int(r["trial"]))
+
+        def verdict(r: dict[str, Any]) -> bool | None:
+            h = r.get("hidden")
+            return None if not isinstance(h, dict) or h.get("passed") is None else bool(h["passed"])
+
+        first = recs[0] if int(recs[0]["trial"]) == 1 else None
+        out[tid] = (
+            verdict(first) if first else None,
+            verdict(recs[-1]),
+            None if first is None else first.get("candidate"),
+        )
+    return out
+
+
+def _column_ci(values: list[bool | None], n_resamples: int, seed: int) -> Interval | None:
+    if not values or any(v is None for v in values):
+        return None
+    column = np.array([[float(bool(v))] for v in values])
+    return bootstrap_curve_ci(column, n_resamples=n_resamples, seed=seed)[0]
+
+
+def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
+    s = group.summary
+    k_max = len(s.get("success_at_trial") or [])
+    sub = verdict_matrix(group.records, k_max, kind="submitted")
+    solved = verdict_matrix(group.records, k_max, kind="solved")
+    curve_ci = bootstrap_curve_ci(sub[1], n_resamples=n_resamples, seed=seed) if sub else None
+    solved_ci = (
+        bootstrap_curve_ci(solved[1], n_resamples=n_resamples, seed=seed) if solved else None
+    )
+    # First-try and final intervals from the task verdicts directly (known even where
+    # intermediate trials are not, as in imported logs); the same seed and task count
+    # give the same resamples as the curve, so they equal its first and last columns.
+    verdicts = _task_verdicts(group)
+    first_ci = _column_ci([v[0] for v in verdicts.values()], n_resamples, seed)
+    final_ci = _column_ci([v[1] for v in verdicts.values()], n_resamples, seed)
+    per_task = s.get("per_task_mean") or {}
+    data: dict[str, Any] = {
+        "benchmark": group.benchmark,
+        "strategy": group.strategy,
+        "model": group.model,
+        "label": group.name,
+        "runs": [str(r.path) for r in group.runs],
+        "n_tasks": s.get("n_tasks", 0),
+        "first_try": _interval(first_ci) or {"estimate": s.get("first_try")},
+        "final": _interval(final_ci) or {"estimate": s.get("final")},
+        "success_at_trial": [iv.to_dict() for iv in curve_ci]
+        if curve_ci
+        else [{"estimate": v} for v in s.get("success_at_trial") or []],
+        "solved_by_trial": [iv.to_dict() for iv in solved_ci]
+        if solved_ci
+        else [{"estimate": v} for v in s.get("solved_by_trial") or []],
+        "success_counts_at_trial": s.get("success_counts_at_trial"),
+        "solved_counts_by_trial": s.get("solved_counts_by_trial"),
+        "fixes": s.get("fixes"),
+        "breaks": s.get("breaks"),
+        "first_to_final": s.get("first_to_final"),
+        "errored_tasks": s.get("errored_tasks"),
+        "self_test": {
+            "confusion": s.get("self_test_confusion"),
+            "rates": s.get("self_test_rates"),
+            "fp_split": s.get("self_test_fp_split"),
+        },
+        "per_task": {
+            "trials": per_task.get("trials"),
+            "tokens": per_task.get("tokens"),
+            "calls": per_task.get("model_calls"),
+            "dollars": per_task.get("cost_usd"),
+            "wall": per_task.get("wall_time_s"),
+        },
+        "totals": s.get("totals"),
+        "spend_curves": {axis: spend_curve(group.records, axis, k_max) for axis in AXES},
+    }
+    for key in ("logged", "missing"):
+        if key in s:
+            data[key] = s[key]
+    bon = best_of_n_for_budget(group.records) if group.strategy.startswith("reflexion") else None
+    if bon:
+        data["best_of_n_equal_tokens"] = bon
+    return data
+
+
+def _clusters(groups: Sequence[Group]) -> dict[tuple[str, str], list[Group]]:
+    out: dict[tuple[str, str], list[Group]] = {}
+    for g in groups:
+        out.setdefault((g.benchmark, g.model), []).append(g)
+    return out
+
+
+def _paired(groups: Sequence[Group], *, n_resamples: int, seed: int) -> list[dict[str, Any]]:
+    rows = []
+    for (bench, model), gs in _clusters(groups).items():
+        verdicts = {id(g): _task_verdicts(g) for g in gs}
+        for a, b in itertools.combinations(gs, 2):
+            va, vb = verdicts[id(a)], verdicts[id(b)]
+            common = [t for t in va if t in vb and va[t][1] is not None and vb[t][1] is not None]
+            if not common:
+                continue
+            xa = [bool(va[t][1]) for t in common]
+            xb = [bool(vb[t][1]) for t in common]
+            test = mcnemar_exact(xa, xb)
+            diff = paired_bootstrap_diff(xa, xb, n_resamples=n_resamples, seed=seed)
+            rows.append(
+                {
+                    "benchmark": bench,
+                    "model": model,
+                    "a": a.name,
+                    "b": b.name,
+                    "n_common": len(common),
+                    "final_a": float(np.mean(xa)),
+                    "final_b": float(np.mean(xb)),
+                    "diff": diff.to_dict(),
+                    "mcnemar": test.to_dict(),
+                }
+            )
+    return rows
+
+
+def _trial1_identity(groups: Sequence[Group]) -> dict[int, dict[str, Any]]:
+    """Per group: how many common tasks have the same trial-1 candidate as the reference
+    variant of its benchmark x model (``reflexion`` if present, else the first)."""
+    out: dict[int, dict[str, Any]] = {}
+    for gs in _clusters(groups).values():
+        if len(gs) < 2:
+            continue
+        ref = next((g for g in gs if g.strategy == "reflexion"), gs[0])
+        ref_v = _task_verdicts(ref)
+        for g in gs:
+            v = _task_verdicts(g)
+            common = [
+                t for t in v if t in ref_v and v[t][2] is not None and ref_v[t][2] is not None
+            ]
+            same = sum(v[t][2] == ref_v[t][2] for t in common)
+            out[id(g)] = {"reference": ref.name, "same": same, "common": len(common)}
+    return out
+
+
+def _budget_rows(
+    groups: Sequence[Group], gdata: dict[int, dict[str, Any]], axis: str, budget: float | None
+) -> list[dict[str, Any]]:
+    rows = []
+    for (bench, model), gs in _clusters(groups).items():
+        spends = {id(g): gdata[id(g)]["spend_curves"][axis] for g in gs}
+        if budget is not None:
+            b: float | None = budget
+        else:
+            # The cheapest strategy's full spend: every strategy is read at what the
+            # cheapest one needed on average.
+            finals = [sp[-1] for sp in spends.values() if sp and sp[-1] is not None]
+            b = min(finals) if finals else None
+        for g in gs:
+            succ = [iv.get("estimate") for iv in gdata[id(g)]["success_at_trial"]]
+            value = None if b is None else success_at_budget(spends[id(g)], succ, b)
+            rows.append(
+                {
+                    "benchmark": bench,
+                    "model": model,
+                    "strategy": g.name,
+                    "axis": axis,
+                    "budget": b,
+                    "success_at_budget": value,
+                    "final": gdata[id(g)]["final"].get("estimate"),
+                    **{f"{k}_per_task": v for k, v in gdata[id(g)]["per_task"].items()},
+                }
+            )
+    return rows
+
+
+def build_report(
+    groups: Sequence[Group],
+    *,
+    paper: bool = False,
+    axis: str = "tokens",
+    budget: float | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Everything the tables show, JSON-friendly (see the module docstring)."""
+    if axis not in AXES:
+        raise ValueError(f"unknown budget axis {axis!r} (allowed: {', '.join(AXES)})")
+    gdata = {id(g): _group_data(g, n_resamples=n_resamples, seed=seed) for g in groups}
+    identity = _trial1_identity(groups)
+    for g in groups:
+        if id(g) in identity:
+            gdata[id(g)]["trial1_identity"] = identity[id(g)]
+    report: dict[str, Any] = {
+        "groups": [gdata[id(g)] for g in groups],
+        "paired": _paired(groups, n_resamples=n_resamples, seed=seed),
+        "budget": _budget_rows(groups, gdata, axis, budget),
+        "settings": {"level": 0.95, "n_resamples": n_resamples, "seed": seed, "axis": axis},
+    }
+    if paper:
+        benches = {canonical_benchmark(g.benchmark) for g in groups}
+        rows = published_for(benches) or published_for(None)
+        report["published"] = [{**p.__dict__, "source": f"{SOURCE} ({p.table})"} for p in rows]
+    return report
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _est(d: dict[str, Any] | None) -> float | None:
+    return None if not d else d.get("estimate")
+
+
+def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """Numeric tables (intervals as ``*_low``/``*_high`` columns)."""
+    groups = report["groups"]
+    published = report.get("published") or []
+    main_rows = []
+    for g in groups:
+        ff = g.get("first_to_final") or {}
+        main_rows.append(
+            {
+                "benchmark": g["benchmark"],
+                "strategy": g["label"],
+                "model": g["model"],
+                "n": g["n_tasks"],
+                "first_try": _est(g["first_try"]),
+                "first_try_low": g["first_try"].get("low"),
+                "first_try_high": g["first_try"].get("high"),
+                "final": _est(g["final"]),
+                "final_low": g["final"].get("low"),
+                "final_high": g["final"].get("high"),
+                "logged_final": (g.get("logged") or {}).get("final"),
+                "fixes": g["fixes"],
+                "breaks": g["breaks"],
+                "fixed_from_first": ff.get("fixed"),
+                "broken_from_first": ff.get("broken"),
+                "trials_per_task": g["per_task"]["trials"],
+                "tokens_per_task": g["per_task"]["tokens"],
+                "calls_per_task": g["per_task"]["calls"],
+                "dollars_total": (g.get("totals") or {}).get("cost_usd"),
+                "wall_s_per_task": g["per_task"]["wall"],
+                "source": "this run",
+            }
+        )
+    for p in published:
+        if p["metric"] == "final":
+            main_rows.append(
+                {
+                    "benchmark": p["benchmark"],
+                    "strategy": p["strategy"],
+                    "model": p["model"],
+                    "final": p["value"],
+                    "source": p["source"] + (f"; {p['note']}" if p.get("note") else ""),
+                }
+            )
+    main = pd.DataFrame(main_rows)
+    if not any(r.get("logged_final") is not None for r in main_rows) and not main.empty:
+        main = main.drop(columns=["logged_final"])
+
+    k_max = max((len(g["success_at_trial"]) for g in groups), default=0)
+    curve_rows = []
+    for g in groups:
+        for kind, key in (("submitted", "success_at_trial"), ("solved", "solved_by_trial")):
+            vals = g[key]
+            if kind == "solved" and (
+                [_est(v) for v in vals] == [_est(v) for v in g["success_at_trial"]]
+                or all(_est(v) is None for v in vals)
+            ):
+                continue
+            row: dict[str, Any] = {
+                "benchmark": g["benchmark"],
+                "strategy": g["label"],
+                "model": g["model"],
+                "curve": kind,
+            }
+            for k in range(1, k_max + 1):
+                # Blank past this run's own K: it never ran those trials.
+                v = vals[k - 1] if k <= len(vals) else None
+                row[f"k{k}"] = _est(v)
+                row[f"k{k}_low"] = None if v is None else v.get("low")
+                row[f"k{k}_high"] = None if v is None else v.get("high")
+            curve_rows.append(row)
+    for p in published:
+        if p["metric"] == "success_at_trial":
+            curve_rows.append(
+                {
+                    "benchmark": p["benchmark"],
+                    "strategy": p["strategy"],
+                    "model": p["model"],
+                    "curve": f"{p['source']}: {p['note']}",
+                    **({f"k{p['trial']}": p["value"]} if p["trial"] <= k_max else {}),
+                }
+            )
+    curve = pd.DataFrame(curve_rows)
+
+    paired = pd.DataFrame(
+        [
+            {
+                "benchmark": r["benchmark"],
+                "model": r["model"],
+                "a": r["a"],
+                "b": r["b"],
+                "n": r["n_common"],
+                "final_a": r["final_a"],
+                "final_b": r["final_b"],
+                "diff": r["diff"]["estimate"],
+                "diff_low": r["diff"]["low"],
+                "diff_high": r["diff"]["high"],
+                "only_a": r["mcnemar"]["only_a"],
+                "only_b": r["mcnemar"]["only_b"],
+                "mcnemar_p": r["mcnemar"]["p_value"],
+            }
+            for r in report["paired"]
+        ]
+    )
+
+    st_rows = []
+    for g in groups:
+        c = g["self_test"]["confusion"] or {}
+        if not any(c.get(k) for k in ("tp", "fp", "fn", "tn")):
+            continue
+        rates = g["self_test"]["rates"] or {}
+        split = g["self_test"]["fp_split"] or {}
+        st_rows.append(
+            {
+                "benchmark": g["benchmark"],
+                "strategy": g["label"],
+                "model": g["model"],
+                "final": _est(g["final"]),
+                "tp_rate": rates.get("tp"),
+                "fn_rate": rates.get("fn"),
+                "fp_rate": rates.get("fp"),
+                "tn_rate": rates.get("tn"),
+                "tp": c.get("tp"),
+                "fn": c.get("fn"),
+                "fp": c.get("fp"),
+                "tn": c.get("tn"),
+                "fp_stopped_early": split.get("stopped_early"),
+                "fp_at_last_trial": split.get("at_last_trial"),
+                "source": "this run",
+            }
+        )
+    for p in published:
+        if p["metric"] == "self_test_fp_rate":
+            st_rows.append(
+                {
+                    "benchmark": p["benchmark"],
+                    "strategy": p["strategy"],
+                    "model": p["model"],
+                    "fp_rate": p["value"],
+                    "tp_rate": 1 - p["value"],
+                    "source": p["source"],
+                }
+            )
+    self_tests = pd.DataFrame(st_rows)
+
+    ctrl_rows = []
+    for g in groups:
+        ff = g.get("first_to_final") or {}
+        counts = g.get("success_counts_at_trial") or [None]
+        ident = g.get("trial1_identity") or {}
+        failed_first = None if counts[0] is None else g["n_tasks"] - counts[0]
+        ctrl_rows.append(
+            {
+                "benchmark": g["benchmark"],
+                "model": g["model"],
+                "strategy": g["label"],
+                "n": g["n_tasks"],
+                "failed_at_trial_1": failed_first,
+                "fixed": ff.get("fixed"),
+                "broken": ff.get("broken"),
+                "net": None
+                if ff.get("fixed") is None
+                else int(ff.get("fixed", 0)) - int(ff.get("broken", 0)),
+                "final": _est(g["final"]),
+                "trial_1_same": ident.get("same"),
+                "trial_1_common": ident.get("common"),
+                "reference": ident.get("reference"),
+            }
+        )
+    controls = pd.DataFrame(ctrl_rows)
+    budget = pd.DataFrame(report["budget"])
+    return {
+        "main": main,
+        "curve": curve,
+        "paired": paired,
+        "self_tests": self_tests,
+        "controls": controls,
+        "budget": budget,
+    }
+
+
+# --------------------------------------------------------------------------- rendering
+
+_SHARE_COLS = {
+    "first_try",
+    "final",
+    "logged_final",
+    "final_a",
+    "final_b",
+    "diff",
+    "tp_rate",
+    "fn_rate",
+    "fp_rate",
+    "tn_rate",
+    "success_at_budget",
+}
+_HEADERS = {
+    "first_try": "first try",
+    "final": "final",
+    "logged_final": "final (as logged)",
+    "fixes": "fixes",
+    "breaks": "breaks",
+    "fixed_from_first": "fixed from trial 1",
+    "broken_from_first": "broken from trial 1",
+    "trials_per_task": "trials/task",
+    "tokens_per_task": "tokens/task",
+    "calls_per_task": "calls/task",
+    "dollars_total": "$ total",
+    "wall_s_per_task": "wall s/task",
+    "diff": "A - B",
+    "mcnemar_p": "McNemar p",
+    "only_a": "only A",
+    "only_b": "only B",
+    "final_a": "final A",
+    "final_b": "final B",
+    "tp_rate": "TP",
+    "fn_rate": "FN",
+    "fp_rate": "FP",
+    "tn_rate": "TN",
+    "tp": "#TP",
+    "fn": "#FN",
+    "fp": "#FP",
+    "tn": "#TN",
+    "fp_stopped_early": "FP stopped early",
+    "fp_at_last_trial": "FP at trial K",
+    "failed_at_trial_1": "failed at trial 1",
+    "trial_1_same": "trial 1 same",
+    "success_at_budget": "success at budget",
+    "dollars_per_task": "$/task",
+    "wall_per_task": "wall s/task",
+    "trial_1_common": "common tasks",
+}
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _num(col: str, v: Any) -> str:
+    if _missing(v):
+        return ""
+    if col in _SHARE_COLS or (col.startswith("k") and col[1:].isdigit()):
+        return f"{100 * float(v):.1f}"
+    if col == "mcnemar_p":
+        return f"{float(v):.3g}"
+    if col.startswith("dollars") or col == "dollars_per_task":
+        return f"{float(v):.4f}"
+    if isinstance(v, float) and not float(v).is_integer():
+        return f"{float(v):.1f}" if abs(v) >= 10 else f"{float(v):.2f}"
+    if isinstance(v, float):
+        return str(int(v))
+    return str(v)
+
+
+def display_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """Strings for reading: shares in %, ``x [low, high]`` for intervals."""
+    if df.empty:
+        return df
+    cols = [c for c in df.columns if not c.endswith(("_low", "_high"))]
+    out = {}
+    for c in cols:
+        low, high = f"{c}_low", f"{c}_high"
+        vals = []
+        for i in range(len(df)):
+            v = df[c].iloc[i]
+            text = _num(c, v)
+            if low in df.columns and text and not _missing(df[low].iloc[i]):
+                text += f" [{_num(c, df[low].iloc[i])}, {_num(c, df[high].iloc[i])}]"
+            vals.append(text)
+        header = _HEADERS.get(c, c)
+        if c in _SHARE_COLS or (c.startswith("k") and c[1:].isdigit()):
+            header += " %"
+        out[header] = vals
+    return pd.DataFrame(out)
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    if df.empty:
+        return "(none)"
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |")
+    return "\n".join(lines)
+
+
+_LATEX_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def _tex(text: Any) -> str:
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def to_latex(df: pd.DataFrame, caption: str = "") -> str:
+    if df.empty:
+        return f"% {caption}: (none)"
+    cols = [str(c) for c in df.columns]
+    lines = [
+        r"\begin{table}[ht]",
+        r"\centering",
+        r"\small",
+        r"\begin{tabular}{" + "l" * len(cols) + "}",
+        r"\toprule",
+        " & ".join(_tex(c) for c in cols) + r" \\",
+        r"\midrule",
+    ]
+    for row in df.itertuples(index=False):
+        lines.append(" & ".join(_tex(v) for v in row) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if caption:
+        lines.append(r"\caption{" + _tex(caption) + "}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines)
+
+
+def render(report: dict[str, Any], fmt: str = "md", which: Sequence[str] | None = None) -> str:
+    """The report as text: ``md``, ``latex``, ``csv`` (numeric; one table, or each
+    table preceded by a ``# table: NAME`` line) or ``json``."""
+    if fmt == "json":
+        return json.dumps(report, indent=2, default=_json_default)
+    frames = tables(report)
+    names = list(which or TABLES)
+    unknown = [n for n in names if n not in frames]
+    if unknown:
+        raise ValueError(f"unknown table(s) {unknown} (allowed: {', '.join(TABLES)})")
+    parts = []
+    for name in names:
+        df = frames[name]
+        if fmt == "csv":
+            body = df.to_csv(index=False).rstrip("\n")
+            parts.append(body if len(names) == 1 else f"# table: {name}\n{body}")
+        elif fmt == "latex":
+            parts.append(to_latex(display_frame(df), TITLES[name] + _note(name, report)))
+        elif fmt == "md":
+            parts.append(
+                f"### {TITLES[name]}\n\n{to_markdown(display_frame(df))}{_md_note(name, report)}"
+            )
+        else:
+            raise ValueError(f"unknown format {fmt!r} (allowed: md, latex, csv, json)")
+    return "\n\n".join(parts) + "\n"
+
+
+def _note(name: str, report: dict[str, Any]) -> str:
+    if name == "budget" and report["budget"]:
+        axis = report["settings"]["axis"]
+        return (
+            f" (axis: {axis} per task; budget = the cheapest strategy's mean spend unless --budget)"
+        )
+    if name == "self_tests":
+        return " (rates per self-test verdict, as in the paper's Table 2: TP+FP = 1, FN+TN = 1)"
+    return ""
+
+
+def _md_note(name: str, report: dict[str, Any]) -> str:
+    lines = []
+    note = _note(name, report).strip(" ()")
+    if note:
+        lines.append(note)
+    if name == "main":
+        lines.append(
+            "Shares in %, [95% bootstrap CI over tasks]; published rows are the paper's printed figures."
+        )
+        for g in report["groups"]:
+            bon = g.get("best_of_n_equal_tokens")
+            if bon:
+                lines.append(
+                    f"best_of_n with the token budget of {g['label']} on {g['benchmark']}: "
+                    f"n = {bon['n']} ({bon['worst_case_tokens_per_task']:.0f} tokens for a task using all "
+                    f"{bon['max_trials']} trials, {bon['tokens_per_sample']:.0f} per sample)"
+                )
+            if g.get("missing"):
+                lines.append(
+                    f"{g['label']} on {g['benchmark']}: missing in the log: {g['missing']}"
+                )
+    return "" if not lines else "\n\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    return str(obj)

@@ -1,0 +1,252 @@
+"""The multi-run report: grouping, tables, paired tests, formats, figures, CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from reflexion_bench.analysis.metrics import summarize
+from reflexion_bench.analysis.report import build_comparison
+from reflexion_bench.analysis.runs import find_run_dirs, load_groups
+from reflexion_bench.analysis.stats import mcnemar_exact
+from reflexion_bench.analysis.tables import render, tables
+from reflexion_bench.commands import report as report_cmd
+from reflexion_bench.strategies import (
+    FrozenFirstAttemptActor,
+    FrozenFirstFeedbackEvaluator,
+    IrrelevantTextStrategy,
+    Strategy,
+    WrongReflectionStrategy,
+)
+from tests.strategies.toyrun import run_toy
+from tests.toy import ToyActor, ToyEvaluator
+
+WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta"]
+# reflexion fixes alpha at trial 2 and delta at trial 3; beta, eps never; gamma, zeta at once.
+SCRIPTS = {
+    "alpha": ["wrongA", "alpha"],
+    "beta": ["wrongB"],
+    "gamma": ["gamma"],
+    "delta": ["wrongD", "wrongD2", "delta"],
+    "eps": ["wrongE"],
+    "zeta": ["zeta"],
+}
+
+
+def make_sweep(root: Path) -> Path:
+    """A sweep folder: a reflexion source run and frozen controls, plus a simple run."""
+
+    async def go() -> None:
+        src = root / "sweep" / "strategy=reflexion"
+        await run_toy(src, Strategy(name="reflexion"), words=WORDS, scripts=SCRIPTS)
+        controls = {
+            "retry": Strategy(name="retry", memory_content="none"),
+            "wrong_reflection": WrongReflectionStrategy(source_run=str(src)),
+            "irrelevant_text": IrrelevantTextStrategy(),
+        }
+        # Under the controls only alpha is fixed (its script answers right at trial 2
+        # whatever it is shown); nothing else changes.
+        later = {w: s[1:] or s for w, s in SCRIPTS.items()}
+        later["delta"] = ["wrongD2"]
+        for name, strategy in controls.items():
+            await run_toy(
+                root / "sweep" / f"strategy={name}",
+                strategy,
+                words=WORDS,
+                scripts=later,
+                actor=FrozenFirstAttemptActor(ToyActor(), src),
+                evaluator=FrozenFirstFeedbackEvaluator(ToyEvaluator(), src),
+            )
+        await run_toy(
+            root / "sweep" / "strategy=simple",
+            Strategy(name="simple", max_trials=1, self_test=False, memory_content="none"),
+            words=WORDS,
+            scripts=SCRIPTS,
+        )
+
+    asyncio.run(go())
+    return root / "sweep"
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_sweep(tmp_path_factory.mktemp("report"))
+
+
+def test_sweep_folder_is_searched_recursively(sweep: Path) -> None:
+    dirs = find_run_dirs([sweep])
+    assert {d.name for d in dirs} == {
+        "strategy=reflexion",
+        "strategy=retry",
+        "strategy=wrong_reflection",
+        "strategy=irrelevant_text",
+        "strategy=simple",
+    }
+    # A run folder given twice (directly and via its sweep) is read once.
+    assert len(find_run_dirs([sweep, sweep / "strategy=retry"])) == 5
+    with pytest.raises(FileNotFoundError, match="not a run folder"):
+        find_run_dirs([sweep / "nope"])
+
+
+def test_report_numbers_come_from_the_logs(sweep: Path) -> None:
+    report = build_comparison([sweep], n_resamples=2000)
+    groups = {g["strategy"]: g for g in report["groups"]}
+    assert set(groups) == {"reflexion", "retry", "wrong_reflection", "irrelevant_text", "simple"}
+    refl = groups["reflexion"]
+    assert refl["n_tasks"] == 6
+    assert refl["first_try"]["estimate"] == pytest.approx(2 / 6)
+    assert refl["final"]["estimate"] == pytest.approx(4 / 6)
+    assert [p["estimate"] for p in refl["success_at_trial"]] == pytest.approx(
+        [2 / 6, 3 / 6, 4 / 6, 4 / 6, 4 / 6]
+    )
+    assert refl["first_to_final"] == {"fixed": 2, "broken": 0, "unknown": 0}
+    for name in ("retry", "wrong_reflection", "irrelevant_text"):
+        assert groups[name]["first_to_final"]["fixed"] == 1
+        # Frozen protocol: trial 1 identical to the reference (reflexion) on every task.
+        assert groups[name]["trial1_identity"] == {
+            "reference": "reflexion",
+            "same": 6,
+            "common": 6,
+        }
+    # Intervals contain their estimate.
+    for g in report["groups"]:
+        for p in g["success_at_trial"]:
+            assert p["low"] <= p["estimate"] <= p["high"]
+
+    # Paired test reflexion vs retry, by hand: delta is solved only by reflexion.
+    pair = next(p for p in report["paired"] if {p["a"], p["b"]} == {"reflexion", "retry"})
+    assert pair["n_common"] == 6
+    a_is_refl = pair["a"] == "reflexion"
+    assert (pair["mcnemar"]["only_a"], pair["mcnemar"]["only_b"]) == (
+        (1, 0) if a_is_refl else (0, 1)
+    )
+    assert pair["mcnemar"]["p_value"] == pytest.approx(1.0)  # 1 discordant task: p = 1
+    groups_objs = {g.strategy: g for g in load_groups([sweep])}
+    finals = {
+        s: {r["task_id"]: r["hidden"]["passed"] for r in g.records if r["final"]}
+        for s, g in groups_objs.items()
+    }
+    tids = sorted(finals["reflexion"])
+    expect = mcnemar_exact(
+        [finals[pair["a"]][t] for t in tids], [finals[pair["b"]][t] for t in tids]
+    )
+    assert pair["mcnemar"] == expect.to_dict()
+
+
+def test_budget_axis_and_best_of_n(sweep: Path) -> None:
+    report = build_comparison([sweep], n_resamples=500, axis="calls")
+    rows = {r["strategy"]: r for r in report["budget"]}
+    # simple makes 1 call per task: it is the cheapest, and the common budget.
+    assert rows["simple"]["budget"] == pytest.approx(1.0)
+    assert all(r["budget"] == pytest.approx(1.0) for r in rows.values())
+    assert rows["simple"]["success_at_budget"] == pytest.approx(2 / 6)
+    # retry's first trial was replayed (a cached call is still a call): at one call
+    # per task it has exactly its trial-1 success.
+    assert rows["retry"]["success_at_budget"] == pytest.approx(2 / 6)
+    refl = next(g for g in report["groups"] if g["strategy"] == "reflexion")
+    bon = refl["best_of_n_equal_tokens"]
+    assert bon["max_trials"] == 5 and bon["tasks_using_all_trials"] == 2
+    expected = round(
+        (bon["worst_case_tokens_per_task"] - bon["self_test_tokens_per_task"])
+        / bon["tokens_per_sample"]
+    )
+    assert bon["n"] == max(1, expected)
+    with pytest.raises(ValueError, match="budget axis"):
+        build_comparison([sweep], axis="bananas")
+
+
+def test_formats(sweep: Path) -> None:
+    report = build_comparison([sweep], n_resamples=500, paper=True)
+    md = render(report, "md")
+    assert "### Success (first try, final)" in md
+    assert "published: Shinn et al. 2023 (Table 1)" in md
+    assert "| toy | reflexion | mock | 6 | 33.3 [" in md
+    tex = render(report, "latex", ["main"])
+    assert r"\begin{tabular}" in tex and r"\%" in tex and "published: Shinn et al. 2023" in tex
+    rows = list(csv.DictReader(io.StringIO(render(report, "csv", ["main"]))))
+    refl = next(r for r in rows if r["strategy"] == "reflexion" and r["source"] == "this run")
+    assert float(refl["final"]) == pytest.approx(4 / 6)
+    assert float(refl["final_low"]) <= float(refl["final"]) <= float(refl["final_high"])
+    published = [r for r in rows if r["source"].startswith("published")]
+    assert {(r["benchmark"], r["strategy"], r["final"]) for r in published} >= {
+        ("humaneval", "reflexion", "0.91"),
+        ("mbpp", "reflexion", "0.771"),
+        ("leetcode_hard", "simple", "0.075"),
+    }
+    data = json.loads(render(report, "json"))
+    assert data["published"][0]["source"].startswith("published")
+    frames = tables(report)
+    assert set(frames["controls"]["strategy"]) >= {"retry", "wrong_reflection"}
+    st = frames["self_tests"]
+    st = st[st["source"] == "this run"].set_index("strategy")
+    # Self-tests equal the hidden check in the toy benchmark: no false positives.
+    assert st.loc["reflexion", "fp"] == 0 and st.loc["reflexion", "tp_rate"] == 1.0
+
+
+def test_cli(sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = sweep / "strategy=reflexion"
+    assert report_cmd.main([str(run), "--json"]) == 0
+    single = json.loads(capsys.readouterr().out)
+    assert single["final"] == pytest.approx(4 / 6) and single["strategy"] == "reflexion"
+    assert (run / "summary.json").exists() and (run / "curve.png").exists()
+
+    out = tmp_path / "out"
+    assert (
+        report_cmd.main([str(sweep), "--format", "csv", "--out", str(out), "--resamples", "300"])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    assert printed.startswith("benchmark,strategy,model,n,first_try")
+    for name in ("report.md", "report.tex", "report.json", "table_main.csv", "table_paired.csv"):
+        assert (out / name).stat().st_size > 0
+    png = out / "figures" / "curve_toy_mock.png"
+    pdf = out / "figures" / "curve_toy_mock.pdf"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    for stem in ("fix_break_toy_mock", "budget_tokens_toy_mock", "self_tests_toy_reflexion_mock"):
+        assert (out / "figures" / f"{stem}.png").exists(), stem
+    assert report_cmd.main([str(tmp_path / "missing")]) == 2
+
+
+def test_missing_values_are_not_guessed() -> None:
+    """An imported-style log: earlier trials without verdict or tokens."""
+
+    def rec(
+        task: str, trial: int, passed: bool | None, final: bool, logged: bool | None = None
+    ) -> dict:  # type: ignore[type-arg]
+        return {
+            "task_id": task,
+            "trial": trial,
+            "final": final,
+            "benchmark": "b",
+            "strategy": "s",
+            "model": "m",
+            "hidden": None if passed is None else {"passed": passed},
+            "model_calls": None,
+            "wall_time_s": None,
+            "extra": {} if logged is None else {"logged_hidden_passed": logged},
+        }
+
+    s = summarize(
+        [
+            rec("A", 1, None, False),
+            rec("A", 2, True, True, logged=True),
+            rec("B", 1, False, True, logged=True),  # the re-scoring disagrees with the log
+            rec("C", 1, True, True, logged=True),
+        ]
+    )
+    assert s["first_try"] is None
+    assert s["final"] == pytest.approx(2 / 3)
+    assert s["success_at_trial"] == [None, pytest.approx(2 / 3)]
+    assert s["solved_by_trial"] == [None, pytest.approx(2 / 3)]
+    assert s["first_to_final"] == {"fixed": 0, "broken": 0, "unknown": 1}
+    assert s["totals"]["tokens"] is None and s["per_task_mean"]["tokens"] is None
+    assert s["missing"]["tasks_with_unknown_first_try"] == 1
+    assert s["logged"]["final"] == pytest.approx(1.0)
+    assert s["logged"]["rescored_agreement"] == pytest.approx(2 / 3)
+    assert s["logged"]["disagreeing_tasks"] == ["B"]

@@ -1,0 +1,112 @@
+"""``logger=wandb`` offline: what reaches W&B, read back from its own run file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from reflexion_bench.analysis.report import write_run_outputs
+from reflexion_bench.config import CONFIG_DIR
+from reflexion_bench.strategies import Strategy
+from reflexion_bench.trackers import NoTracker, make_tracker
+from reflexion_bench.trackers.wandb import TASK_COLUMNS
+from tests.analysis.wandb_offline import read_offline_run
+from tests.strategies.toyrun import run_toy
+
+SECRET = "sk-test0123456789abcdefXYZ"
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "run"
+    asyncio.run(run_toy(d, Strategy(name="reflexion")))
+    # A config as a hand-edited folder might hold it: the tracker must redact it itself.
+    (d / "config.yaml").write_text(
+        f"model:\n  name: mock\n  api_key: {SECRET}\nstrategy:\n  name: reflexion\nseed: 0\n"
+    )
+    return d
+
+
+def test_wandb_offline_logs_config_metrics_curve_and_tasks(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_DIR", str(run_dir))
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    cfg = OmegaConf.create(
+        {
+            "logger": OmegaConf.load(CONFIG_DIR / "logger" / "wandb.yaml"),
+            # Must not be instantiated by building the tracker.
+            "env": {"_target_": "no.such.module.Environment"},
+        }
+    )
+    tracker = make_tracker(cfg, run_dir)
+    summary = write_run_outputs(run_dir)
+    try:
+        tracker.log_run(run_dir, summary)
+    finally:
+        tracker.close()
+
+    got = read_offline_run(run_dir)
+    assert got["config"]["model"]["api_key"] == "***"
+    assert SECRET not in json.dumps(got["config"])
+    assert got["config"]["strategy"]["name"] == "reflexion"
+    by_trial = {row["trial"]: row for row in got["history"] if "trial" in row}
+    k = len(summary["success_at_trial"])
+    assert sorted(by_trial) == list(range(1, k + 1))
+    for i in range(1, k + 1):
+        assert by_trial[i]["success_at_trial"] == pytest.approx(summary["success_at_trial"][i - 1])
+        assert by_trial[i]["solved_by_trial"] == pytest.approx(summary["solved_by_trial"][i - 1])
+    assert by_trial[1]["tasks_at_trial"] == 4
+    assert by_trial[2]["fixes_into_trial"] == 1  # alpha
+    assert got["summary"]["final"] == pytest.approx(summary["final"])
+
+    tables = {
+        p.name.split("_")[0]: p for p in (got["files"] / "media" / "table").glob("*.table.json")
+    }
+    tasks = json.loads(tables["tasks"].read_text())
+    assert tasks["columns"] == TASK_COLUMNS
+    rows = {r[0]: dict(zip(tasks["columns"], r, strict=True)) for r in tasks["data"]}
+    assert set(rows) == {"toy/0", "toy/1", "toy/2", "toy/3"}
+    assert rows["toy/0"]["final_passed"] is True and rows["toy/0"]["trials"] == 2
+    assert "lesson about wrongA" in rows["toy/0"]["reflections"]
+    assert "=== trial 1 ===\nwrongA" in rows["toy/0"]["trajectories"]
+    curve_files = [
+        p for p in (got["files"] / "media" / "table").glob("trial_curve_table_*.table.json")
+    ]
+    curve = json.loads(curve_files[0].read_text())
+    assert [row[1] for row in curve["data"]] == pytest.approx(summary["success_at_trial"])
+
+
+def test_tracker_failure_never_fails_the_run(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from reflexion_bench.trackers.wandb import WandbTracker
+
+    # Online with no API key anywhere: W&B refuses at once; the tracker only warns.
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("WANDB_CONFIG_DIR", str(tmp_path / "home" / ".config" / "wandb"))
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    tracker = WandbTracker(
+        run_dir=run_dir, mode="online", dir=str(tmp_path / "wb"), init_timeout_s=10
+    )
+    with caplog.at_level(logging.WARNING):
+        tracker.log_run(run_dir, write_run_outputs(run_dir))
+        tracker.close()
+    assert "W&B logging failed" in caplog.text
+    assert SECRET not in caplog.text
+
+
+def test_logger_none_is_the_default() -> None:
+    cfg = OmegaConf.create({"logger": OmegaConf.load(CONFIG_DIR / "logger" / "none.yaml")})
+    assert isinstance(make_tracker(cfg, Path(".")), NoTracker)
+    defaults = OmegaConf.load(CONFIG_DIR / "config.yaml")["defaults"]
+    assert {"logger": "none"} in [dict(d) for d in defaults if not isinstance(d, str)]
