@@ -36,7 +36,27 @@ _FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _PY_TAGS = {"", "python", "py", "python3", "py3"}
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
 _CODE_START = re.compile(r"^(?:async\s+def |def |class |import |from \S+ import |@\w)")
-_LIST_PREFIX = re.compile(r"^\s*(?:[-*>]|\d+[.)]|#+)?\s*`*\s*(?=assert\b)")
+_LIST_PREFIX = re.compile(r"^\s*(?:[-*>]|\d+[.)]|#+)?\s*`*\s*(?=assert\b|self\.assert\w+\s*\()")
+
+_COMPARE_METHODS: dict[str, type[ast.cmpop]] = {
+    "assertEqual": ast.Eq,
+    "assertEquals": ast.Eq,
+    "assertListEqual": ast.Eq,
+    "assertTupleEqual": ast.Eq,
+    "assertDictEqual": ast.Eq,
+    "assertSetEqual": ast.Eq,
+    "assertSequenceEqual": ast.Eq,
+    "assertCountEqual": ast.Eq,  # order-free; approximated below with sorted()
+    "assertNotEqual": ast.NotEq,
+    "assertIs": ast.Is,
+    "assertIsNot": ast.IsNot,
+    "assertIn": ast.In,
+    "assertNotIn": ast.NotIn,
+    "assertGreater": ast.Gt,
+    "assertGreaterEqual": ast.GtE,
+    "assertLess": ast.Lt,
+    "assertLessEqual": ast.LtE,
+}
 
 
 def _parses(src: str) -> bool:
@@ -130,11 +150,7 @@ def _prompt_preamble(prompt: str, program: str, entry_point: str) -> str:
         ctree = ast.parse(program)
     except SyntaxError:
         return ""
-    defined = {
-        n.name
-        for n in ctree.body
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-    }
+    defined = _bound_names(ctree)
     prompt_lines = prompt.splitlines(keepends=True)
     parts: list[str] = []
     for node in ptree.body:
@@ -143,11 +159,29 @@ def _prompt_preamble(prompt: str, program: str, entry_point: str) -> str:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             if node.name == entry_point or node.name in defined:
                 continue
-        elif not isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.AnnAssign):
+        elif isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.AnnAssign):
+            if _bound_names(ast.Module(body=[node], type_ignores=[])) <= defined:
+                continue  # the program already has it
+        else:
             continue
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
         parts.append("".join(prompt_lines[start - 1 : node.end_lineno]))
     return "\n".join(p.rstrip() for p in parts) + "\n\n" if parts else ""
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Names a module binds at top level (imports, definitions, simple assignments)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
 
 
 def _with_preamble(program: str, preamble: str) -> str:
@@ -325,7 +359,7 @@ class PythonLanguage(CodeLanguage):
         while i < len(lines):
             line = lines[i]
             m = _LIST_PREFIX.match(line)
-            if m is None or not line[m.end() :].startswith("assert"):
+            if m is None:
                 i += 1
                 continue
             first = line[m.end() :].rstrip().rstrip("`").rstrip()
@@ -341,7 +375,9 @@ class PythonLanguage(CodeLanguage):
                 if len(tree.body) == 1:
                     stmt, used = tree.body[0], 1 + extra
                 break
-            if stmt is None or not isinstance(stmt, ast.Assert):
+            if stmt is not None and not isinstance(stmt, ast.Assert):
+                stmt = _unittest_to_assert(stmt)
+            if stmt is None:
                 dropped.append(first)
                 i += 1
                 continue
@@ -445,6 +481,51 @@ def _verdict_lines(result: ExecResult) -> list[dict[str, Any]]:
             if isinstance(obj, dict):
                 out.append(obj)
     return out
+
+
+def _unittest_to_assert(stmt: ast.stmt) -> ast.Assert | None:
+    """``self.assertEqual(f(1), 2)`` (unittest style, which small models often write)
+    as the plain ``assert f(1) == 2``; None for what has no assert form."""
+    if not (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and isinstance(stmt.value.func, ast.Attribute)
+        and isinstance(stmt.value.func.value, ast.Name)
+        and stmt.value.func.value.id == "self"
+    ):
+        return None
+    call = stmt.value
+    method, args = call.func.attr, call.args  # type: ignore[attr-defined]
+    kw = {k.arg: k.value for k in call.keywords if k.arg}
+    test: ast.expr | None = None
+    if method in _COMPARE_METHODS and len(args) >= 2:
+        left, right = args[0], args[1]
+        if method == "assertCountEqual":
+            left = ast.Call(ast.Name("sorted", ast.Load()), [left], [])
+            right = ast.Call(ast.Name("sorted", ast.Load()), [right], [])
+        test = ast.Compare(left=left, ops=[_COMPARE_METHODS[method]()], comparators=[right])
+    elif method in ("assertTrue", "assert_") and args:
+        test = args[0]
+    elif method == "assertFalse" and args:
+        test = ast.UnaryOp(ast.Not(), args[0])
+    elif method in ("assertIsNone", "assertIsNotNone") and args:
+        op: ast.cmpop = ast.Is() if method == "assertIsNone" else ast.IsNot()
+        test = ast.Compare(left=args[0], ops=[op], comparators=[ast.Constant(None)])
+    elif method in ("assertAlmostEqual", "assertNotAlmostEqual") and len(args) >= 2:
+        diff = ast.BinOp(args[0], ast.Sub(), args[1])
+        if "delta" in kw:
+            test = ast.Compare(
+                ast.Call(ast.Name("abs", ast.Load()), [diff], []), [ast.LtE()], [kw["delta"]]
+            )
+        else:
+            places = kw.get("places", args[2] if len(args) > 2 else ast.Constant(7))
+            rounded = ast.Call(ast.Name("round", ast.Load()), [diff, places], [])
+            test = ast.Compare(rounded, [ast.Eq()], [ast.Constant(0)])
+        if method == "assertNotAlmostEqual":
+            test = ast.UnaryOp(ast.Not(), test)
+    if test is None:
+        return None
+    return ast.fix_missing_locations(ast.copy_location(ast.Assert(test=test, msg=None), stmt))
 
 
 def _rename_candidate(stmt: ast.stmt, entry_point: str) -> ast.stmt:

@@ -158,3 +158,10 @@ def test_complete_solution_reads_bodies_and_keeps_programs(humaneval: dict[str, 
     broken = LANG.complete_solution("return (", task.prompt, "has_close_elements")
     with pytest.raises(SyntaxError):
         compile(broken, "x", "exec")
+
+
+def test_imports_the_reply_already_has_are_not_repeated(humaneval: dict[str, Task]) -> None:
+    task = humaneval["HumanEval/0"]
+    got = extract(task, f"```python\nfrom typing import List\n\n{FULL}```")
+    assert got.program.count("from typing import List") == 1
+    run(got.program, "has_close_elements")

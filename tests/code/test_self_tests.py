@@ -175,3 +175,30 @@ def test_bad_evaluator_config_names_the_key() -> None:
         SelfTestEvaluator(on_no_tests="maybe")
     with pytest.raises(ConfigError, match=r"evaluator\.n_tests"):
         SelfTestEvaluator(n_tests=0)
+
+
+def test_unittest_style_assertions_become_plain_asserts() -> None:
+    # what Qwen2.5-Coder-0.5B actually wrote on HumanEval/0 in a real run
+    reply = """```python
+import unittest
+
+class TestF(unittest.TestCase):
+    def test_a(self):
+        self.assertFalse(f([1.0, 2.0], 0.5))
+        self.assertTrue(f([1.0, 1.1], 0.5))
+        self.assertEqual(f([], 1.0), False)
+        self.assertAlmostEqual(f([1.0], 1.0), 0.0, places=3)
+        self.assertIsNone(f([2.0], 1))
+        self.assertIn(f([3.0], 1), (True, False))
+        self.assertRaises(ValueError, f, None, 1)
+```"""
+    parsed = LANG.parse_tests(reply, "f")
+    assert parsed.tests == [
+        "assert not f([1.0, 2.0], 0.5)",
+        "assert f([1.0, 1.1], 0.5)",
+        "assert f([], 1.0) == False",
+        "assert round(f([1.0], 1.0) - 0.0, 3) == 0",
+        "assert f([2.0], 1) is None",
+        "assert f([3.0], 1) in (True, False)",
+    ]
+    assert parsed.dropped == 1  # assertRaises has no assert form
