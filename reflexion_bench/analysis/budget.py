@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from reflexion_bench.analysis.metrics import trials_frame
+from reflexion_bench.analysis.metrics import hidden_verdict, trials_frame
 
 AXES = {
     "trials": None,
@@ -46,10 +46,7 @@ def _by_task(records: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]
 
 
 def _verdict(rec: dict[str, Any]) -> bool | None:
-    hidden = rec.get("hidden")
-    if not isinstance(hidden, dict) or hidden.get("passed") is None:
-        return None
-    return bool(hidden["passed"])
+    return hidden_verdict(rec)
 
 
 def verdict_matrix(

@@ -19,7 +19,9 @@ Definitions (K = the largest trial index in the run):
   a wrong pass, those at trial K, and those that did not stop the task.
 
 Imported logs (e.g. the paper's own runs) can lack information: a trial whose
-``hidden`` is null has an unknown verdict, a null ``model_calls`` unknown tokens.
+``hidden`` is null and listed in ``extra.missing`` has an unknown verdict (in a live
+run a trial without a verdict errored, and counts as failed); a null
+``model_calls`` means unknown tokens.
 Metrics that depend on an unknown value are ``None`` (never guessed), and
 ``missing`` says what was unknown. Records may carry a logged verdict beside the
 re-scored one (``extra.logged_hidden_passed``); ``logged`` then compares the two.
@@ -34,11 +36,17 @@ from typing import Any
 import pandas as pd
 
 
-def _hidden_passed(rec: dict[str, Any]) -> bool | None:
+def hidden_verdict(rec: dict[str, Any]) -> bool | None:
+    """The hidden verdict; None only where the log says it is missing (imported logs).
+
+    A live trial without a verdict (the actor errored before scoring) is a failure.
+    """
     hidden = rec.get("hidden")
-    if not isinstance(hidden, dict) or hidden.get("passed") is None:
+    if isinstance(hidden, dict) and hidden.get("passed") is not None:
+        return bool(hidden["passed"])
+    if "hidden" in ((rec.get("extra") or {}).get("missing") or ()):
         return None
-    return bool(hidden.get("passed"))
+    return False
 
 
 def _self_passed(rec: dict[str, Any]) -> bool | None:
@@ -69,7 +77,7 @@ def trials_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for r in records:
         calls = r.get("model_calls")
-        hidden = _hidden_passed(r)
+        hidden = hidden_verdict(r)
         wall = r.get("wall_time_s")
         rows.append(
             {

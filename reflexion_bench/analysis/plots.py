@@ -259,6 +259,13 @@ def write_plots(
             )
         written += plot_fix_break(gs, out_dir / f"fix_break_{base}", title=title)
         for g in gs:
+            if g.get("failure_types_by_trial"):
+                counts = {int(k): v for k, v in g["failure_types_by_trial"].items()}
+                written += plot_failure_types(
+                    counts,
+                    out_dir / f"failure_types_{_slug(bench, g['label'], model)}",
+                    title=f"{title} / {g['label']}: failed tasks by cause",
+                )
             c = g["self_test"]["confusion"] or {}
             if any(c.get(k) for k in ("tp", "fp", "fn", "tn")):
                 written += plot_self_test_confusion(

@@ -39,6 +39,7 @@ from reflexion_bench.analysis.budget import (
     success_at_budget,
     verdict_matrix,
 )
+from reflexion_bench.analysis.metrics import hidden_verdict
 from reflexion_bench.analysis.paper import SOURCE, canonical_benchmark, published_for
 from reflexion_bench.analysis.runs import Group
 from reflexion_bench.analysis.stats import (
@@ -76,14 +77,10 @@ def _task_verdicts(group: Group) -> dict[str, tuple[bool | None, bool | None, st
     for tid, recs in per.items():
         recs.sort(key=lambda r: int(r["trial"]))
 
-        def verdict(r: dict[str, Any]) -> bool | None:
-            h = r.get("hidden")
-            return None if not isinstance(h, dict) or h.get("passed") is None else bool(h["passed"])
-
         first = recs[0] if int(recs[0]["trial"]) == 1 else None
         out[tid] = (
-            verdict(first) if first else None,
-            verdict(recs[-1]),
+            hidden_verdict(first) if first else None,
+            hidden_verdict(recs[-1]),
             None if first is None else first.get("candidate"),
         )
     return out
@@ -151,10 +148,34 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
     for key in ("logged", "missing"):
         if key in s:
             data[key] = s[key]
+    failures = _failure_types(group)
+    if failures:
+        data["failure_types_by_trial"] = failures
     bon = best_of_n_for_budget(group.records) if group.strategy.startswith("reflexion") else None
     if bon:
         data["best_of_n_equal_tokens"] = bon
     return data
+
+
+def _failure_types(group: Group) -> dict[int, dict[str, int]] | None:
+    """ALFWorld failure causes per trial (the ALFWorld classifier's Figure-3 table), for
+    runs that logged their episodes (imported paper logs do not)."""
+    if group.benchmark != "alfworld" or not any(
+        isinstance((r.get("extra") or {}).get("alfworld"), dict) for r in group.records
+    ):
+        return None
+    try:
+        from reflexion_bench.analysis.alfworld import figure3_table
+    except ImportError:  # the ALFWorld analysis is optional here
+        return None
+    out: dict[int, dict[str, int]] = {}
+    for row in figure3_table(group.records):
+        out[int(row["trial"])] = {
+            k.replace("_", " "): int(row[k])
+            for k in ("hallucination", "inefficient_planning", "errored")
+            if k in row
+        }
+    return out or None
 
 
 def _clusters(groups: Sequence[Group]) -> dict[tuple[str, str], list[Group]]:

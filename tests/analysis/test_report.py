@@ -229,7 +229,10 @@ def test_missing_values_are_not_guessed() -> None:
             "hidden": None if passed is None else {"passed": passed},
             "model_calls": None,
             "wall_time_s": None,
-            "extra": {} if logged is None else {"logged_hidden_passed": logged},
+            "extra": {
+                **({} if logged is None else {"logged_hidden_passed": logged}),
+                **({"missing": ["hidden"]} if passed is None else {}),
+            },
         }
 
     s = summarize(
@@ -250,3 +253,58 @@ def test_missing_values_are_not_guessed() -> None:
     assert s["logged"]["final"] == pytest.approx(1.0)
     assert s["logged"]["rescored_agreement"] == pytest.approx(2 / 3)
     assert s["logged"]["disagreeing_tasks"] == ["B"]
+
+
+def test_a_live_trial_without_verdict_is_a_failure() -> None:
+    """The actor errored before scoring: not "unknown" (only imports mark that)."""
+    errored = {
+        "task_id": "A",
+        "trial": 1,
+        "final": True,
+        "hidden": None,
+        "error": "ModelError: boom",
+        "model_calls": [],
+        "wall_time_s": 0.1,
+    }
+    ok = {**errored, "task_id": "B", "hidden": {"passed": True}, "error": None}
+    s = summarize([errored, ok])
+    assert s["final"] == pytest.approx(0.5) and s["first_try"] == pytest.approx(0.5)
+    assert s["errored_tasks"] == 1 and "missing" not in s
+
+
+def test_alfworld_failure_types_plotted(tmp_path: Path) -> None:
+    """ALFWorld runs that logged their episodes get the failure-causes figure."""
+    from reflexion_bench.analysis.report import write_comparison
+    from reflexion_bench.runner.runlog import RunLogWriter
+
+    steps = [["go to shelf 1", "On the shelf 1, you see nothing."]] * 6
+    records = []
+    for tid, wins in (("g0", [False, True]), ("g1", [False, False]), ("g2", [True])):
+        for k, won in enumerate(wins, 1):
+            records.append(
+                {
+                    "type": "trial",
+                    "attempt_id": "a",
+                    "task_id": tid,
+                    "trial": k,
+                    "final": k == len(wins),
+                    "benchmark": "alfworld",
+                    "strategy": "reflexion",
+                    "model": "m",
+                    "hidden": {"passed": won},
+                    "model_calls": [],
+                    "wall_time_s": 1.0,
+                    "extra": {"alfworld": {"won": won, "steps": steps, "type_key": "put"}},
+                }
+            )
+    writer = RunLogWriter(tmp_path / "run" / "log.jsonl")
+    for r in records:
+        writer.write(r)
+    writer.close()
+    report = build_comparison([tmp_path / "run"], n_resamples=200)
+    (g,) = report["groups"]
+    failures = g["failure_types_by_trial"]
+    # Unsolved games per trial: g0, g1 at trial 1; g1 at trial 2.
+    assert sum(failures[1].values()) == 2 and sum(failures[2].values()) == 1
+    written = write_comparison(report, tmp_path / "out")
+    assert tmp_path / "out" / "figures" / "failure_types_alfworld_reflexion_m.png" in written

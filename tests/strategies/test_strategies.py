@@ -224,6 +224,17 @@ async def test_controls_log_the_hidden_reflection_in_extra(tmp_path: Path) -> No
     for r in failed:
         assert r["extra"]["real_reflection"] == r["reflection"]
         assert r["extra"]["irrelevant_text_tokens"] == r["extra"]["real_reflection_tokens"]
+    _, records = await run_toy(tmp_path / "w", strategy_from_config("wrong_reflection"))
+    shown = 0
+    for r in records:
+        if r["reflection"]:
+            donor = r["extra"]["wrong_reflection_from"]
+            assert donor != r["task_id"]
+            if donor is not None:
+                shown += 1
+                donor_reflections = [x["reflection"] for x in records if x["task_id"] == donor]
+                assert r["extra"]["wrong_reflection"] in donor_reflections
+    assert shown >= 3
 
 
 async def test_best_of_n_samples_distinct_indices_and_stops_on_pass(tmp_path: Path) -> None:
