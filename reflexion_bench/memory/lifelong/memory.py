@@ -40,6 +40,7 @@ from reflexion_bench.memory.lifelong.signature import failure_signature
 from reflexion_bench.memory.lifelong.store import ReflectionStore
 from reflexion_bench.reflectors.base import Reflector
 from reflexion_bench.runner.runlog import RunLogWriter
+from reflexion_bench.strategies.base import note_trial_extra
 
 log = logging.getLogger(__name__)
 
@@ -235,11 +236,11 @@ class TaskLifelongMemory:
             event["error"] = f"{type(exc).__name__}: {exc}"
             log.warning("lifelong memory: retrieval for %s failed: %s", state.task.id, exc)
             log.debug("%s", traceback.format_exc())
-        # Picked up by the trial loop into the first trial's record where supported.
-        state.scratch.setdefault("trial_extra", {})["memory_retrieval"] = {
-            "mode": event.get("mode"),
-            "hits": event.get("retrieved", []),
-        }
+        # Merged by the trial loop into the first trial's record.
+        note_trial_extra(
+            state,
+            memory_retrieval={"mode": event.get("mode"), "hits": event.get("retrieved", [])},
+        )
         f.log_event(event)
 
     # ------------------------------------------------------------------ end

@@ -13,7 +13,7 @@ import re
 
 _PY_EXC = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception|Exit|Interrupt))\b(?::\s*([^\n]*))?")
 _RUST_ERR = re.compile(r"\berror\[(E\d{4})\]")
-_ASSERT = re.compile(r"^\s*assert\s+(.+?)\s*(?:,.*)?$", re.M)
+_ASSERT = re.compile(r"^\s*assert\s+(.+?)\s*$", re.M)
 _TIMEOUT = re.compile(r"\btime(?:d)?\s*-?\s*out\b|\btimeout\b", re.I)
 _STR = re.compile(r"(\"[^\"\n]*\"|'[^'\n]*')")
 _NUM = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e-?\d+)?")
@@ -22,6 +22,9 @@ _SPACES = re.compile(r"\s+")
 _OPS = ("==", "!=", "<=", ">=", " is not ", " is ", " in ", " not in ", "<", ">")
 
 UNKNOWN = "unknown"
+_FAILED_HEAD = "Tests failed:"
+_ASSERT_MSG = re.compile(r",\s*f?(\"[^\"]*\"|'[^']*')\s*$")
+_OUTPUT_MARK = "# output:"
 
 
 def _shape(text: str, limit: int = 60) -> str:
@@ -34,11 +37,26 @@ def _shape(text: str, limit: int = 60) -> str:
 
 def _assert_pattern(expr: str) -> str:
     """``candidate([1, 2]) == [2, 1]`` -> ``call == value``: the kind of check that failed."""
+    expr = _ASSERT_MSG.sub("", expr)
     for op in _OPS:
         if op in expr:
             left, right = expr.split(op, 1)
             return f"{_side(left)} {op.strip()} {_side(right)}"
     return _side(expr)
+
+
+def _kind(value: str) -> str:
+    """The kind of value a failing test got (``None`` is the classic missing return)."""
+    value = value.strip()
+    if value in ("None", "True", "False"):
+        return value
+    if _NUM.fullmatch(value):
+        return "number"
+    if _STR.fullmatch(value):
+        return "string"
+    if value.startswith(("[", "(", "{")):
+        return "collection"
+    return "other"
 
 
 def _side(expr: str) -> str:
@@ -70,6 +88,9 @@ def failure_signature(feedback: str | None, error: str | None = None) -> str:
     text = "\n".join(t for t in (feedback, error) if t)
     if not text.strip():
         return UNKNOWN
+    # Self-test feedback lists passed tests first: only the failed part says why.
+    if _FAILED_HEAD in text:
+        text = text.split(_FAILED_HEAD, 1)[1]
     if _TIMEOUT.search(text):
         return "timeout"
     rust = _RUST_ERR.findall(text)
@@ -85,7 +106,10 @@ def failure_signature(feedback: str | None, error: str | None = None) -> str:
         return f"{m.group(1)}: {msg}".rstrip(": ").strip() if msg else m.group(1)
     asserts = _ASSERT.findall(text)
     if excs or asserts or "assert" in text.lower():
-        pattern = _assert_pattern(asserts[-1]) if asserts else ""
-        return f"AssertionError [{pattern}]" if pattern else "AssertionError"
+        if not asserts:
+            return "AssertionError"
+        expr, _, output = asserts[-1].partition(_OUTPUT_MARK)
+        got = f" got {_kind(output)}" if output.strip() else ""
+        return f"AssertionError [{_assert_pattern(expr)}]{got}"
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
     return _shape(first.lower(), 48) or UNKNOWN
