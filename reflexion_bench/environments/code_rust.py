@@ -402,23 +402,20 @@ def _prompt_uses(prompt: str) -> list[str]:
 
 
 def _leading_code(text: str) -> str | None:
-    """Unfenced code: from the first code-looking line through the last line at which
-    the braces balance."""
+    """Unfenced code: from the first code-looking line through the last line that
+    closes an item (braces balanced and the line ends with ``}`` or ``;``)."""
     lines = text.split("\n")
     start = next((i for i, ln in enumerate(lines) if _CODE_START.match(ln)), None)
     if start is None:
         return None
-    chunk = "\n".join(lines[start:])
-    best = None
-    depth_ok_at = []
+    end = None
     acc = ""
-    for ln in lines[start:]:
+    for k, ln in enumerate(lines[start:], start):
         acc += ln + "\n"
-        if brace_balance(acc) == 0 and "{" in acc:
-            depth_ok_at.append(len(acc))
-    if depth_ok_at:
-        best = chunk[: depth_ok_at[-1]]
-    return (best or chunk).rstrip() + "\n"
+        if ln.rstrip().endswith(("}", ";")) and brace_balance(acc) == 0:
+            end = k
+    chosen = lines[start : (end + 1 if end is not None else len(lines))]
+    return "\n".join(chosen).rstrip() + "\n"
 
 
 class RustLanguage(CodeLanguage):
@@ -460,7 +457,8 @@ class RustLanguage(CodeLanguage):
     def prompt_path(self, template: str) -> Path:
         # The Rust prompts are the project's own set in prompts/rust/; the generic
         # code roles name theirs code/{language}/<file>, which maps there.
-        template = template.replace("code/{language}/", "rust/")
+        if template.startswith("code/{language}"):
+            template = "rust" + template[len("code/{language}") :]
         return resolve_prompt_path(template.replace("{language}", self.name))
 
     # ------------------------------------------------------------------ extraction

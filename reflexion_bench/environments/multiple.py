@@ -44,6 +44,7 @@ class MultiPLEEnvironment:
         hf_config: Its configuration (``humaneval-rs``, ``mbpp-rs``...).
         hf_split: Its split (``test``).
         hf_data_files: Data files for builder datasets such as ``json`` (offline use).
+        hf_cache_dir: Cache folder of ``datasets`` (None: its default, ~/.cache/huggingface).
         limit: Keep the first N tasks (after ``task_ids``).
         task_ids: Keep only these ids (the ``name`` field), in this order.
         name: Benchmark name in reports.
@@ -62,6 +63,7 @@ class MultiPLEEnvironment:
         hf_config: str | None = None,
         hf_split: str = "test",
         hf_data_files: str | Sequence[str] | None = None,
+        hf_cache_dir: str | None = None,
         limit: int | None = None,
         task_ids: Sequence[str] | None = None,
         name: str = "multiple",
@@ -80,6 +82,7 @@ class MultiPLEEnvironment:
         self.hf_config = hf_config
         self.hf_split = hf_split
         self.hf_data_files = hf_data_files
+        self.hf_cache_dir = hf_cache_dir
         self.limit = limit
         self.task_ids = list(task_ids) if task_ids else None
         self.name = name
@@ -97,6 +100,8 @@ class MultiPLEEnvironment:
             kwargs: dict[str, Any] = {"split": self.hf_split}
             if self.hf_data_files is not None:
                 kwargs["data_files"] = self.hf_data_files
+            if self.hf_cache_dir:
+                kwargs["cache_dir"] = self.hf_cache_dir
             ds = datasets.load_dataset(self.hf_path, self.hf_config, **kwargs)
         except Exception as exc:  # offline, unknown config, ...: say which keys to fix
             raise DatasetError(
@@ -119,6 +124,12 @@ class MultiPLEEnvironment:
                     f"runs {self.language.name}; check `{where}` and `env.language`"
                 )
             task = problem_to_task(row, self.name, self.language, where)
+            test = str(task.data["test"])
+            if test.lstrip().startswith("}"):
+                # MBPP-rs tests start with the `}` that closes the completion's body
+                # (MultiPL-E runs prompt + completion + test). Programs here are whole
+                # functions (the language closes a cut-off body itself), so drop it.
+                task.data["test"] = test.lstrip()[1:]
             if row.get("stop_tokens"):
                 task.data["stop_tokens"] = list(row["stop_tokens"])
             if self.timeout_s is not None:
