@@ -236,11 +236,13 @@ def _run_python_inproc(argv: list) -> int:
         builtins.exit = _Quitter("exit")  # type: ignore[attr-defined,assignment]
         builtins.quit = _Quitter("quit")  # type: ignore[attr-defined,assignment]
     code = 0
+    interrupted = False
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         code = _exit_code(exc.code)
-    except BaseException:
+    except BaseException as exc:
+        interrupted = isinstance(exc, KeyboardInterrupt)
         etype, value, tb = sys.exc_info()
         # Drop runpy's and our frames so the traceback looks like the interpreter's.
         while tb is not None and tb.tb_frame.f_code.co_filename not in (script, abs_script):
@@ -262,6 +264,10 @@ def _run_python_inproc(argv: list) -> int:
         except Exception:
             if stream is sys.stdout and code == 0:
                 code = 120  # what CPython returns when flushing stdout fails at exit
+    if interrupted:
+        # CPython ends an uncaught KeyboardInterrupt by dying of SIGINT itself.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     return code
 
 
@@ -351,6 +357,11 @@ def run_job(job: dict) -> dict:
     sel.register(out_r, selectors.EVENT_READ)
     sel.register(err_r, selectors.EVENT_READ)
     sel.register(pidfd, selectors.EVENT_READ)
+    # The harness sends nothing while a job runs: stdin becoming readable means it is
+    # gone (EOF). Then the job is killed at once and we exit, instead of leaving the
+    # program running until its own timeout.
+    sel.register(0, selectors.EVENT_READ)
+    harness_gone = False
     deadline = started + timeout
     status = None
     reason = None
@@ -364,6 +375,10 @@ def run_job(job: dict) -> dict:
             break
         for key, _ in sel.select(timeout=max(0.0, (limit or now + 1) - now)):
             fd = key.fd
+            if fd == 0:
+                harness_gone = True
+                sel.unregister(0)
+                continue
             if fd == pidfd:
                 _, status = os.waitpid(pid, 0)
                 sel.unregister(pidfd)
@@ -381,7 +396,9 @@ def run_job(job: dict) -> dict:
                 bufs[fd] += chunk[:room]
             if total[fd] > kill_at and reason is None:
                 reason = "output_limit"
-        if reason == "output_limit":
+        if reason == "output_limit" or harness_gone:
+            break
+        if status is not None and set(sel.get_map()) == {0}:
             break
     duration = time.monotonic() - started
     if status is None:
@@ -394,6 +411,8 @@ def run_job(job: dict) -> dict:
         except ChildProcessError:
             status = None
     leftovers = kill_leftovers(pid)
+    if harness_gone:
+        os._exit(0)
     for fd in (out_r, err_r):  # whatever the killed processes wrote last
         try:
             while len(bufs[fd]) < keep:

@@ -215,6 +215,14 @@ class PooledSandbox(Sandbox):
             oom_before = w.channel.oom_kills()
             try:
                 out = await w.run(self._job(req), wait_s=float(req.timeout_s) + GRACE_S)
+            except asyncio.CancelledError:
+                # The caller gave up mid-program: the worker is still busy with it, so
+                # it must not serve anyone else. Destroy it now (synchronously: we are
+                # being cancelled); the slot starts a fresh one on next use.
+                w.dead = True
+                self._workers[slot] = None
+                w.channel.kill_now()
+                raise
             except (WorkerDied, OSError, ConnectionError, json.JSONDecodeError) as exc:
                 w.dead = True
                 oom_after = w.channel.oom_kills()

@@ -119,6 +119,10 @@ class _ProcChannel(Channel):
         await asyncio.to_thread(self.kill_now)
         with contextlib.suppress(ProcessLookupError, TimeoutError):
             await asyncio.wait_for(self.proc.wait(), timeout=5)
+        # Close the transport now, inside its loop (not at garbage collection).
+        transport = getattr(self.proc, "_transport", None)
+        if transport is not None:
+            transport.close()
         self._stderr_task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._stderr_task

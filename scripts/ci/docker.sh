@@ -18,7 +18,11 @@
 set -euo pipefail
 
 STATE_DIR="${REFLEXION_DOCKER_STATE:-/tmp/reflexion-bench-dockerd}"
-SOCK="${REFLEXION_DOCKER_SOCK:-/var/run/docker.sock}"
+case "${DOCKER_HOST:-}" in
+  unix://*) default_sock="${DOCKER_HOST#unix://}" ;;
+  *) default_sock=/var/run/docker.sock ;;
+esac
+SOCK="${REFLEXION_DOCKER_SOCK:-$default_sock}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 export DOCKER_HOST="unix://$SOCK"

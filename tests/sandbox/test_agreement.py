@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from reflexion_bench.sandbox.base import ExecRequest, Sandbox
 
 
@@ -51,6 +53,7 @@ async def verdicts(sb: Sandbox, programs: dict[str, str]) -> dict[str, bool]:
     return {k: r.ok for k, r in zip(keys, results, strict=True)}
 
 
+@pytest.mark.slow
 async def test_canonical_pass_and_broken_fail_on_every_backend(
     make_sandbox: Callable[..., Sandbox], backend: str
 ) -> None:
