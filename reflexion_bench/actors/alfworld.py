@@ -2,7 +2,9 @@
 
 Each step the model sees the few-shot demonstrations of the task's type, the memory
 (the last Ω reflections, rendered by :func:`~reflexion_bench.memory.format_memory`),
-and the episode so far ending with ``>``; its first line is the next command. A
+and the episode so far, either as alternating chat turns (``format=chat``: the game
+speaks as the user, the player answers) or as the paper's single transcript ending with
+``>`` (``format=transcript``); the first line of the reply is the next command. A
 ``think:`` line is answered ``OK.`` without touching the game. The episode ends when
 the game is won, after ``env.max_steps`` actions, or when the same action gets the same
 answer ``env.max_repeats`` times in a row (the paper's heuristic).

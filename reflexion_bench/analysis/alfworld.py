@@ -24,7 +24,9 @@ stopped it), the step limit, wandering. The episode's ``reasons`` say which
 (``repeated_action``, ``step_limit``, ``revisits`` (a place visited 3+ times),
 ``goal_object_never_seen``, ``invalid_actions``).
 
-Errored trials (a crashed game or model) are counted apart, never as either class.
+Errored trials (a crashed game or model) are counted apart, never as either class, and
+so are failed records with no episode to read (``unclassified``: the paper's imported
+logs hold only the verdict).
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ class Classification:
     """The class of one episode and the evidence for it."""
 
     label: str
-    """``success``, ``hallucination``, ``inefficient_planning`` or ``error``."""
+    """``success``, ``hallucination``, ``inefficient_planning``, ``error``, or
+    ``unclassified`` (a failed record without an episode, e.g. an imported paper log)."""
     hits: list[dict[str, Any]] = field(default_factory=list)
     """Hallucination rules that fired: ``{"rule", "step", "detail"}`` (step is 1-based)."""
     reasons: list[str] = field(default_factory=list)
@@ -226,12 +229,13 @@ def classify_record(rec: Mapping[str, Any]) -> Classification:
     """Classify one trial record of the run log."""
     if rec.get("error"):
         return Classification("error")
-    info = (rec.get("extra") or {}).get("alfworld")
-    if not isinstance(info, Mapping):
-        return Classification("error", reasons=["no ALFWorld episode in the record"])
     hidden = rec.get("hidden") or {}
     if hidden.get("passed"):
         return Classification("success")
+    info = (rec.get("extra") or {}).get("alfworld")
+    if not isinstance(info, Mapping):
+        # e.g. the paper's imported logs: a verdict but no trajectory to classify.
+        return Classification("unclassified", reasons=["no ALFWorld episode in the record"])
     return classify_episode(info)
 
 
@@ -304,6 +308,7 @@ def figure3_table(
                 HALLUCINATION: counts[HALLUCINATION],
                 INEFFICIENT: counts[INEFFICIENT],
                 "errored": counts["error"],
+                "unclassified": counts["unclassified"],
                 "hallucination_share": counts[HALLUCINATION] / n if n else 0.0,
                 "inefficient_planning_share": counts[INEFFICIENT] / n if n else 0.0,
             }
@@ -325,10 +330,11 @@ def format_figure3(table: Sequence[Mapping[str, Any]], title: str = "ALFWorld") 
     if not table:
         return f"{title}: no ALFWorld trials in this run"
     n = table[0]["n"]
+    extra = any(row.get("unclassified") for row in table)
     lines = [
         f"{title}: cumulative success and failure causes by trial (of {n}; paper Figure 3)",
         f"{'trial':>5}  {'solved':>14}  {'hallucination':>15}  {'inefficient planning':>20}"
-        f"  {'errored':>7}",
+        f"  {'errored':>7}" + (f"  {'unclassified':>12}" if extra else ""),
     ]
     for row in table:
         solved = f"{row['solved']}/{n} {100 * row['solved_share']:5.1f}%"
@@ -336,6 +342,7 @@ def format_figure3(table: Sequence[Mapping[str, Any]], title: str = "ALFWorld") 
         ineff = f"{row[INEFFICIENT]} ({100 * row['inefficient_planning_share']:4.1f}%)"
         lines.append(
             f"{row['trial']:>5}  {solved:>14}  {hall:>15}  {ineff:>20}  {row['errored']:>7}"
+            + (f"  {row.get('unclassified', 0):>12}" if extra else "")
         )
     return "\n".join(lines)
 
