@@ -8,9 +8,13 @@
    and ``max_connections`` both set to the concurrency). Concurrency 1 would take ~8 min,
    so it runs a sample of tasks and is extrapolated linearly (marked ``*``).
 
-    python scripts/bench_models.py [--calls 3000] [--latency 1.0] [--sample 6]
+3. With ``--embedded``: tokens per second of the local models (``model=smollm2`` and the
+   default ``model=embedded``), one llama.cpp thread, 3 code prompts of 128 tokens each,
+   end to end through the layer (prompt processing included), with the load average.
 
-Takes about 2-3 minutes on 2 cores.
+    python scripts/bench_models.py [--calls 3000] [--latency 1.0] [--sample 6] [--embedded]
+
+Parts 1-2 take about 2-3 minutes on 2 cores; part 3 about one more (quiet machine).
 """
 
 from __future__ import annotations
@@ -166,15 +170,68 @@ async def wall_times(latency: float, sample: int) -> None:
     )
 
 
+# ----------------------------------------------------------------------------- part 3
+
+PROMPTS = [
+    "Write a Python function is_prime(n) with a docstring.",
+    "Write a Python function that merges two sorted lists.",
+    "Write a Python function that returns the n-th Fibonacci number iteratively.",
+]
+
+
+async def tokens_per_s(options: list[str], threads: int) -> None:
+    from hydra import compose, initialize_config_dir
+
+    from reflexion_bench.config import CONFIG_DIR, build
+
+    print(f"\n3) local models, {threads} llama.cpp thread(s), {len(PROMPTS)} prompts x 128 tokens")
+    for option in options:
+        with initialize_config_dir(str(CONFIG_DIR), version_base="1.3"):
+            cfg = compose(
+                "config",
+                overrides=[
+                    f"model={option}",
+                    f"model.n_threads={threads}",
+                    "model.exclusive=true",
+                    "model.cache=off",
+                ],
+            )
+        model = build(cfg.model, "model")
+        started = time.perf_counter()
+        await model.start()
+        startup = time.perf_counter() - started
+        tokens, seconds = 0, 0.0
+        try:
+            for prompt in PROMPTS:
+                out = await model.generate(
+                    [Message("user", prompt)], GenerateConfig(max_tokens=128, timeout_s=900)
+                )
+                tokens += out.completion_tokens
+                seconds += out.latency_s
+        finally:
+            await model.aclose()
+        load = os.getloadavg()[0]
+        print(
+            f"   {option:<10} {model.name:<30} {tokens / seconds:6.1f} tokens/s "
+            f"({tokens} tokens in {seconds:.1f} s; start {startup:.1f} s; load avg {load:.1f})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--sample", type=int, default=6)
+    parser.add_argument("--embedded", action="store_true", help="also measure the local models")
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads for part 3")
+    parser.add_argument("--skip-layer", action="store_true", help="only part 3")
     args = parser.parse_args()
     print(f"bench_models: python pid {os.getpid()}, {os.cpu_count()} CPUs")
-    asyncio.run(overhead(args.calls))
-    asyncio.run(wall_times(args.latency, args.sample))
+    if not args.skip_layer:
+        asyncio.run(overhead(args.calls))
+        asyncio.run(wall_times(args.latency, args.sample))
+    if args.embedded:
+        asyncio.run(tokens_per_s(["smollm2", "embedded"], args.threads))
 
 
 if __name__ == "__main__":
