@@ -210,6 +210,39 @@ def _start_server(
     return _Running(server=server, base_url=f"{server.listening_address}/v1", token=token, users=0)
 
 
+# Machine-wide "one process serves a model" locks, counted per process: two clients in
+# one process must not wait for each other (flock locks conflict even within a process).
+_EXCLUSIVE: dict[str, tuple[Any, int]] = {}
+_EXCLUSIVE_LOCK = threading.Lock()
+
+
+def _exclusive_acquire(path: str) -> None:
+    from filelock import FileLock
+
+    with _EXCLUSIVE_LOCK:
+        held = _EXCLUSIVE.get(path)
+        if held is not None:
+            _EXCLUSIVE[path] = (held[0], held[1] + 1)
+            return
+        lock = FileLock(path)
+        if not lock.acquire(blocking=False):
+            log.warning("another process serves an embedded model; waiting for it to finish")
+            lock.acquire()
+        _EXCLUSIVE[path] = (lock, 1)
+
+
+def _exclusive_release(path: str) -> None:
+    with _EXCLUSIVE_LOCK:
+        held = _EXCLUSIVE.get(path)
+        if held is None:
+            return
+        if held[1] > 1:
+            _EXCLUSIVE[path] = (held[0], held[1] - 1)
+        else:
+            del _EXCLUSIVE[path]
+            held[0].release()
+
+
 class EmbeddedModel(ModelClient):
     """A GGUF model shipped in PyPI packages, served in-process by xllamacpp.
 
@@ -346,19 +379,15 @@ class EmbeddedModel(ModelClient):
             return running
 
     def _acquire_exclusive(self) -> None:
-        from filelock import FileLock
-
+        path = str(self.cache_dir / "embedded-server.lock")
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.cache_dir / "embedded-server.lock"))
-        if not lock.acquire(blocking=False):
-            log.warning("another process serves an embedded model; waiting for it to finish")
-            lock.acquire()
-        self._lock = lock
+        _exclusive_acquire(path)
+        self._lock = path
 
     def _release_exclusive(self) -> None:
-        lock, self._lock = self._lock, None
-        if lock is not None:
-            lock.release()
+        path, self._lock = self._lock, None
+        if path is not None:
+            _exclusive_release(path)
 
     async def aclose(self) -> None:
         http, self._http = self._http, None

@@ -26,6 +26,7 @@ import contextlib
 import inspect
 import logging
 import math
+import random
 import time
 import weakref
 from collections import Counter, deque
@@ -415,7 +416,10 @@ class ModelLayer(ModelClient):
         exc = state.outcome.exception() if state.outcome else None
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
-            return min(float(retry_after), self.max_retry_after_s)
+            # A little jitter on top, so calls told the same Retry-After do not all
+            # come back in the same instant.
+            wait = min(float(retry_after), self.max_retry_after_s)
+            return wait + random.uniform(0.0, min(1.0, 0.1 * wait))
         return float(
             wait_exponential_jitter(
                 initial=self.backoff_s, max=self.max_backoff_s, jitter=self.backoff_s

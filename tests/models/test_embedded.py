@@ -181,3 +181,32 @@ async def test_smollm2_serves_and_stops() -> None:
     finally:
         await model.aclose()
     assert not _port_open(url)
+
+
+_TRY_LOCK = """
+import sys
+from filelock import FileLock, Timeout
+try:
+    FileLock(sys.argv[1]).acquire(timeout=0.2)
+    print("acquired")
+except Timeout:
+    print("busy")
+"""
+
+
+def test_exclusive_lock_is_shared_in_process_and_blocks_other_processes(tmp_path: Path) -> None:
+    from reflexion_bench.models.embedded import _exclusive_acquire, _exclusive_release
+
+    path = str(tmp_path / "embedded-server.lock")
+
+    def other_process() -> str:
+        cmd = [sys.executable, "-c", _TRY_LOCK, path]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.strip()
+
+    _exclusive_acquire(path)
+    _exclusive_acquire(path)  # a second client of this process: no self-deadlock
+    assert other_process() == "busy"
+    _exclusive_release(path)
+    assert other_process() == "busy"  # still held by the first client
+    _exclusive_release(path)
+    assert other_process() == "acquired"
