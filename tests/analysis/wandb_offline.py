@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,11 +43,25 @@ def _chunks(data: bytes) -> Iterator[bytes]:
             buf = b""
 
 
-def read_offline_run(wandb_dir: Path) -> dict[str, Any]:
-    """History rows, config and summary of the one offline run under ``wandb_dir``."""
+def read_offline_run(wandb_dir: Path, wait_s: float = 60.0) -> dict[str, Any]:
+    """History rows, config and summary of the one offline run under ``wandb_dir``.
+
+    W&B's core process writes the file asynchronously, also after ``finish()`` returns;
+    wait until its final ``exit`` record is there.
+    """
     from wandb.proto import wandb_internal_pb2 as pb
 
     (path,) = list(wandb_dir.glob("wandb/offline-run-*/run-*.wandb"))
+    deadline = time.monotonic() + wait_s
+    while True:
+        kinds = set()
+        for chunk in _chunks(path.read_bytes()):
+            rec = pb.Record()
+            rec.ParseFromString(chunk)
+            kinds.add(rec.WhichOneof("record_type"))
+        if "exit" in kinds or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     history: list[dict[str, Any]] = []
     config: dict[str, Any] = {}
     summary: dict[str, Any] = {}
