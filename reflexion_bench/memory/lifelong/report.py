@@ -69,6 +69,10 @@ def lifelong_report(
     records = load_run_records(run_dir)
     rows = task_rows(records, source=signature_source)
     events = load_events(run_dir / EVENTS_NAME)
+    # A stream logs its own name as the benchmark; the memory events know each task's.
+    kinds = {str(e["task_id"]): str(e["task_type"]) for e in events if e.get("task_type")}
+    for row in rows:
+        row.benchmark = kinds.get(row.task_id, row.benchmark)
     texts = {
         str(e["task_id"]): str(e["task_text"])
         for e in events

@@ -316,10 +316,11 @@ class ReflectionStore:
         """Count one retrieval for each id (front matter and index)."""
         self._check_writable()
         when = when or self.clock()
-        refs = [self.get(i) for i in ids]
-        for ref in refs:
+        refs: dict[str, Reflection] = {}
+        for i in ids:  # an id listed twice counts twice
+            ref = refs.setdefault(i, self.get(i))
             ref.mark_retrieved(when)
-        self.update(refs)
+        self.update(refs.values())
 
     # ------------------------------------------------------------------ reads
     def path_of(self, ref_id: str) -> Path:
