@@ -136,7 +136,7 @@ class Cgroup:
                     (mem / "memory.memsw.limit_in_bytes").write_text(str(memory_mb * 1024 * 1024))
                 self.dirs.append(mem)
                 self._oom_file = mem / "memory.oom_control"
-                if (v1_pids / "pids.max").exists():
+                if (v1_pids / "cgroup.procs").exists():
                     pid_dir = v1_pids / "reflexion-bench" / name
                     pid_dir.mkdir(parents=True, exist_ok=True)
                     (pid_dir / "pids.max").write_text(str(pids))

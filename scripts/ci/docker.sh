@@ -39,9 +39,17 @@ install_engine() {
   log "installing docker.io from Debian's packages"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq -o DPkg::Lock::Timeout=600 >/dev/null
+  # The package's postinst would start a dockerd with DEFAULT flags (firewall rules,
+  # docker0, IP forwarding) where init scripts run: forbid service starts meanwhile.
+  local policy_added=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    policy_added=1
+  fi
   # --no-install-recommends: skips cgroupfs-mount, git, needrestart... not needed here.
   apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends \
-    docker.io >/dev/null
+    docker.io >/dev/null || { [ -n "$policy_added" ] && rm -f /usr/sbin/policy-rc.d; return 1; }
+  if [ -n "$policy_added" ]; then rm -f /usr/sbin/policy-rc.d; fi
 }
 
 start_engine() {

@@ -114,7 +114,9 @@ def make_sandbox(request: pytest.FixtureRequest) -> Callable[..., Sandbox]:
             close_now()
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(
+    params=[pytest.param(b, marks=pytest.mark.docker) if b == "docker" else b for b in BACKENDS]
+)
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

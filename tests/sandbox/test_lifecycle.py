@@ -62,6 +62,7 @@ def _labelled(client: Any) -> list[dict[str, Any]]:
     return list(client.api.containers(all=True, filters={"label": "reflexion_bench.sandbox"}))
 
 
+@pytest.mark.docker
 async def test_container_is_locked_down(make_sandbox: Callable[..., Sandbox]) -> None:
     from reflexion_bench.sandbox.docker import DockerSandbox
 
@@ -112,6 +113,7 @@ DOCKER_HARNESS = """
 """
 
 
+@pytest.mark.docker
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT"])
 def test_containers_removed_when_harness_dies(docker_image: str, how: str) -> None:
     """Ctrl-C and SIGTERM: removed by our handlers; SIGKILL: the engine removes them
@@ -129,6 +131,7 @@ def test_containers_removed_when_harness_dies(docker_image: str, how: str) -> No
     assert _until(lambda: not ours(), 30), ours()
 
 
+@pytest.mark.docker
 def test_startup_sweep_removes_leftovers_of_dead_runs(docker_image: str) -> None:
     from reflexion_bench.sandbox.docker import LABEL, DockerSandbox, docker_client
 
@@ -148,6 +151,7 @@ def test_startup_sweep_removes_leftovers_of_dead_runs(docker_image: str) -> None
     sb.close_now()
 
 
+@pytest.mark.docker
 def test_missing_image_is_a_config_error(docker_image: str) -> None:
     from reflexion_bench.sandbox.docker import DockerSandbox
 
@@ -157,6 +161,7 @@ def test_missing_image_is_a_config_error(docker_image: str) -> None:
         DockerSandbox(image=docker_image, user="0:0")
 
 
+@pytest.mark.docker
 def test_auto_prefers_docker_and_falls_back_to_local(docker_image: str) -> None:
     from reflexion_bench.sandbox.auto import auto_sandbox
     from reflexion_bench.sandbox.docker import DockerSandbox
