@@ -35,6 +35,8 @@ ACTIONS = {"search": "Search", "lookup": "Lookup", "finish": "Finish"}
 
 _THOUGHT_LABEL = re.compile(r"^[\s*#>`]*thought(?:\s*\d+)?\s*[*`]*\s*:[\s*`]*", re.I)
 _ACTION_LINE = re.compile(r"^[ \t*#>`]*action(?:[ \t]*\d+)?[ \t]*[*`]*[ \t]*:[ \t*]*", re.I | re.M)
+# A line that starts with a tool call is an action even without its `Action n:` label.
+_BARE_CALL = re.compile(r"^[ \t*#>`]*(?=(?:search|lookup|finish)[ \t]*\[)", re.I | re.M)
 _OBSERVATION = re.compile(r"^[ \t*#>`]*observation\b", re.I | re.M)
 _ANSWER_LINE = re.compile(r"^[ \t*#>`]*(?:final[ \t]+)?answer[ \t]*[*`]*:[ \t]*(.+)$", re.I | re.M)
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -79,14 +81,16 @@ def parse_step(text: str) -> Step:
 
     Anything from an ``Observation`` line on is ignored (the model must not write
     observations). Markdown decoration around the labels and the action is
-    tolerated; a missing ``Action`` line, an action not of the form
+    tolerated, and a line starting with a tool call (``Search[...]``) is the action
+    even without its ``Action:`` label. No action at all, an action not of the form
     ``Tool[argument]``, an unknown tool, an empty argument and unbalanced brackets
     are errors.
     """
     obs = _OBSERVATION.search(text)
     if obs is not None:
         text = text[: obs.start()]
-    m = _ACTION_LINE.search(text)
+    labelled, bare = _ACTION_LINE.search(text), _BARE_CALL.search(text)
+    m = labelled if bare is None or (labelled and labelled.start() <= bare.start()) else bare
     if m is None:
         return Step(
             thought=_clean_thought(text),
@@ -156,8 +160,10 @@ def extract_answer(text: str) -> tuple[str, str | None]:
 
 
 def task_tags(state: TaskState) -> dict[str, Any]:
-    """The task metadata every trial record carries (for per-type breakdowns)."""
-    return {k: state.task.data[k] for k in ("type", "level") if state.task.data.get(k) is not None}
+    """What every trial record carries for the analysis: the question's type and level
+    (breakdowns) and K (so a curve spans every trial even when all stopped early)."""
+    tags = {k: state.task.data[k] for k in ("type", "level") if state.task.data.get(k) is not None}
+    return {**tags, "max_trials": state.max_trials}
 
 
 def _memory_text(pack: PromptPack, state: TaskState) -> str:

@@ -78,15 +78,22 @@ def solved_by_trial(records: Sequence[Mapping[str, Any]], max_k: int | None = No
     """Share of questions with a correct answer at any trial <= k, for k = 1..K.
 
     A question that stopped early (solved, or errored) keeps its verdict for the
-    later trials, as in the paper's curves.
+    later trials, as in the paper's curves. K is the run's (logged by the actors as
+    ``extra.max_trials``), else its last trial.
     """
     df = trials_frame(records)
     if df.empty:
         return []
-    k_max = max_k or int(df["trial"].max())
+    k_max = max_k or max(int(df["trial"].max()), _logged_k(records))
     first_pass = df[df["passed"]].groupby("task_id")["trial"].min()
     n = df["task_id"].nunique()
     return [float((first_pass <= k).sum()) / n for k in range(1, k_max + 1)]
+
+
+def _logged_k(records: Sequence[Mapping[str, Any]]) -> int:
+    """K as the actors logged it (``extra.max_trials``), 0 when absent."""
+    ks = [int((r.get("extra") or {}).get("max_trials") or 0) for r in records]
+    return max(ks, default=0)
 
 
 def fixed_after_first_failure(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -143,15 +150,15 @@ def success_by_trial_table(
 ) -> pd.DataFrame:
     """Rows = runs (and reference rows), columns = trial 1..K, values = share solved.
 
-    Shorter curves are carried forward (a cumulative curve stays flat once a run
-    stops), so runs with different K share one table.
+    Runs with different K share one table: the trials a run did not have are blank
+    (NaN), not extrapolated.
     """
     rows: dict[str, Sequence[float]] = dict(curves)
     for label, values in (reference or {}).items():
         rows[f"{reference_prefix}{label}"] = values
     k = max((len(v) for v in rows.values()), default=0)
     data = {
-        label: [float(v[min(i, len(v) - 1)]) if len(v) else float("nan") for i in range(k)]
+        label: [float(v[i]) if i < len(v) else float("nan") for i in range(k)]
         for label, v in rows.items()
     }
     return pd.DataFrame.from_dict(

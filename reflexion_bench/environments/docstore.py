@@ -29,6 +29,7 @@ import difflib
 import hashlib
 import html
 import json
+import logging
 import os
 import re
 import tempfile
@@ -39,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from reflexion_bench.environments.hotpotqa import join_sentences, load_records, paragraphs
+
+log = logging.getLogger(__name__)
 
 
 class DocstoreError(RuntimeError):
@@ -233,7 +236,11 @@ class ContextDocstore(Docstore):
         return [t for t in out if t not in exclude][: self.n_similar]
 
     def _bm25_titles(self, query: str) -> list[str]:
-        import bm25s
+        try:
+            import bm25s
+        except ImportError:  # pragma: no cover - bm25s is a dependency; difflib still works
+            log.warning("bm25s is not installed: similar titles come from difflib only")
+            return []
 
         assert self._pages is not None
         if self._bm25 is None:

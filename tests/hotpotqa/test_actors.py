@@ -69,6 +69,7 @@ async def test_react_search_lookup_finish() -> None:
     assert attempt.extra["halted"] is None
     assert attempt.extra["actions"] == {"Search": 2, "Lookup": 1, "Finish": 1}
     assert (attempt.extra["type"], attempt.extra["level"]) == ("bridge", "hard")
+    assert attempt.extra["max_trials"] == 3
     t = attempt.trajectory
     assert t.startswith("Question: Jaclyn Stapp is married")
     assert "Observation 1: Jaclyn Stapp is a beauty queen. She is married to Scott Stapp" in t

@@ -18,6 +18,7 @@ from reflexion_bench.analysis.hotpotqa import (
     run_label,
     solved_by_trial,
     success_by_trial_table,
+    to_markdown,
 )
 from reflexion_bench.runner.runlog import RunLogWriter
 from tests.hotpotqa.conftest import Compose
@@ -56,6 +57,9 @@ RECORDS = [
 
 def test_solved_by_trial_is_cumulative_with_early_stops_carried() -> None:
     assert solved_by_trial(RECORDS) == [0.25, 0.5, 0.75]
+    # K logged by the actors extends the curve past the last trial anyone needed.
+    with_k = [{**r, "extra": {**r["extra"], "max_trials": 5}} for r in RECORDS]
+    assert solved_by_trial(with_k) == [0.25, 0.5, 0.75, 0.75, 0.75]
 
 
 def test_fixed_after_first_failure() -> None:
@@ -95,7 +99,9 @@ def test_table_holds_runs_and_reference_rows_of_any_length() -> None:
     )
     assert list(df.columns) == ["trial 1", "trial 2", "trial 3"]
     assert list(df.index) == ["ReAct + reflexion", "paper: ReAct + Reflexion"]
-    assert list(df.loc["ReAct + reflexion"]) == [0.3, 0.5, 0.5]  # carried forward
+    row = list(df.loc["ReAct + reflexion"])
+    assert row[:2] == [0.3, 0.5] and math.isnan(row[2])  # a run's missing trials stay blank
+    assert "| ReAct + reflexion | 30.0 | 50.0 | - |" in to_markdown(df)
     empty = success_by_trial_table({"x": []})
     assert empty.empty or all(math.isnan(v) for v in empty.iloc[0])
 

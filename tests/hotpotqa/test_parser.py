@@ -29,6 +29,18 @@ def test_nested_brackets_kept_in_argument() -> None:
     assert s.valid and s.argument == "The [Remastered] Album"
 
 
+def test_a_line_starting_with_a_tool_call_is_the_action() -> None:
+    s = parse_step("Thought 1: I should look.\nSearch[Nick Park]")
+    assert s.valid and (s.thought, s.action, s.argument) == (
+        "I should look.",
+        "Search",
+        "Nick Park",
+    )
+    assert parse_step("Finish[Benvolio]").argument == "Benvolio"
+    # A call inside a sentence is not an action line.
+    assert not parse_step("Thought: maybe Search[Nick Park] would help").valid
+
+
 def test_invented_observation_and_later_steps_ignored() -> None:
     text = (
         "Thought 1: search it\nAction 1: Search[Nick Park]\n"
@@ -68,6 +80,7 @@ def test_extract_answer_variants() -> None:
     assert extract_answer("Thought: a\nAction: Finish[Virginia]") == ("Virginia", None)
     assert extract_answer("Thought: a\nAnswer: Virginia.") == ("Virginia", None)
     assert extract_answer("Final Answer: Finish[Virginia]") == ("Virginia", None)
+    assert extract_answer("Finish[Benvolio]") == ("Benvolio", None)
     answer, why = extract_answer("Thought: a\nAction: Search[Virginia]")
     assert answer == "" and why is not None and "not available" in why
     answer, why = extract_answer("I am not sure.")
