@@ -347,18 +347,34 @@ def format_figure3(table: Sequence[Mapping[str, Any]], title: str = "ALFWorld") 
     return "\n".join(lines)
 
 
-def report_section(records: Sequence[Mapping[str, Any]], n_tasks: int | None = None) -> str | None:
-    """The ALFWorld part of ``reflexion-bench report`` (None for other benchmarks)."""
+def summary_section(
+    records: Sequence[Mapping[str, Any]], n_tasks: int | None = None
+) -> dict[str, Any] | None:
+    """What an ALFWorld run adds to ``summary.json`` (None for other benchmarks)."""
     if not _alfworld_records(records):
         return None
-    text = format_figure3(figure3_table(records, n_tasks))
-    symptoms = version_symptom_episodes(records)
+    return {
+        "figure3": figure3_table(records, n_tasks),
+        "version_symptom_episodes": version_symptom_episodes(records),
+    }
+
+
+def format_summary_section(section: Mapping[str, Any]) -> str:
+    """Text of :func:`summary_section` for the run's closing table and ``report``."""
+    text = format_figure3(section.get("figure3") or [])
+    symptoms = int(section.get("version_symptom_episodes") or 0)
     if symptoms:
         text += (
             f"\nWARNING: {symptoms} episode(s) used the put syntax of the other game version "
             "again and again (`Nothing happens.`): env.version and the prompts likely differ"
         )
     return text
+
+
+def report_section(records: Sequence[Mapping[str, Any]], n_tasks: int | None = None) -> str | None:
+    """The ALFWorld part of ``reflexion-bench report`` (None for other benchmarks)."""
+    section = summary_section(records, n_tasks)
+    return None if section is None else format_summary_section(section)
 
 
 def plot_figure3(tables: Mapping[str, Sequence[Mapping[str, Any]]], path: str | Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,10 @@ from reflexion_bench.analysis.alfworld import (
     failures_by_trial,
     figure3_table,
     format_figure3,
+    format_summary_section,
     plot_figure3,
     report_section,
+    summary_section,
 )
 
 ROOM = "On the countertop 1, you see a apple 1, a knife 1, and a mug 2."
@@ -182,6 +185,10 @@ def test_figure3_table_counts_cumulative_success_and_causes(tmp_path: Path) -> N
     ]
     section = report_section(recs)
     assert section is not None and "WARNING" not in section
+    # The JSON form that goes into summary.json renders to the same text.
+    summary = summary_section(recs)
+    assert summary is not None and json.loads(json.dumps(summary))["figure3"] == table
+    assert format_summary_section(summary) == section
     symptom = record("e", 1, {**LOOP, "version_symptoms": 3})
     assert "WARNING" in (report_section([*recs, symptom]) or "")
     assert (
