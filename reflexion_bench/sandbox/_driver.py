@@ -60,6 +60,9 @@ WORKDIR = CONFIG.get("workdir", "/scratch")
 WIPE = list(CONFIG.get("wipe", []))
 PYTHON = CONFIG.get("python", sys.executable)
 KILL_ALL = bool(CONFIG.get("kill_all", False))
+# RLIMIT_NPROC counts every process of the uid on the host. Off where several sandboxes
+# share one uid (Docker containers): there the container's pids cgroup bounds a job.
+NPROC_RLIMIT = bool(CONFIG.get("nproc_rlimit", True))
 ENV = dict(CONFIG.get("env", {}))
 OUT = os.dup(1)  # protocol channel; fd 1 becomes /dev/null so stray prints go nowhere
 _devnull = os.open(os.devnull, os.O_RDWR)
@@ -208,7 +211,8 @@ def _set_limits(lim: dict) -> None:
         resource.RLIMIT_CPU,
         (cpu, cpu + 1 if hard == resource.RLIM_INFINITY else min(cpu + 1, hard)),
     )
-    cap(resource.RLIMIT_NPROC, int(lim["max_procs"]))
+    if NPROC_RLIMIT:
+        cap(resource.RLIMIT_NPROC, int(lim["max_procs"]))
     cap(resource.RLIMIT_FSIZE, int(lim["file_size_mb"]) * mb)
     cap(resource.RLIMIT_CORE, 0)
 
@@ -491,7 +495,15 @@ def main() -> None:
         if not line:
             return
         job = json.loads(line)
-        result = run_job(job)
+        try:
+            result = run_job(job)
+        except Exception as exc:  # our own failure: say so, and get replaced
+            kill_leftovers(None)
+            result = {"reason": "error", "detail": f"sandbox supervisor error: {exc!r}"}
+            result["clean"] = False
+            result["id"] = job.get("id")
+            send(result)
+            continue
         clean = wipe()
         result["id"] = job.get("id")
         result["clean"] = clean

@@ -224,6 +224,9 @@ class DockerSandbox(PooledSandbox):
             "wipe": ["/tmp", "/dev/shm"],
             "python": self.python,
             "kill_all": True,  # PID 1 of the container's namespace
+            # Every container runs as the same uid: a per-uid process limit would let
+            # one container's fork bomb starve the others. The pids cgroup bounds it.
+            "nproc_rlimit": False,
             "env": env,
         }
         uid, _, gid = self.user.partition(":")

@@ -12,6 +12,7 @@ then report the known gap as an expected failure.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -19,7 +20,7 @@ import textwrap
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -410,3 +411,32 @@ async def test_print_gigabytes(sandbox: Sandbox) -> None:
     assert r.truncated and len(r.stdout) <= Limits().output_bytes
     assert time.monotonic() - started < 20
     await assert_unaffected(sandbox, base)
+
+
+async def test_fork_bomb_does_not_starve_a_concurrent_candidate(
+    make_sandbox: Callable[..., Sandbox], backend: str
+) -> None:
+    """Two workers: a fork bomb in one, a program that needs processes in the other."""
+    sb = make_sandbox(backend, jobs=2)
+    await asyncio.gather(*(run(sb, "pass") for _ in range(2)))  # both workers warm
+    bomb = run(
+        sb,
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+        timeout_s=4,  # same process limit as its neighbour: the realistic case
+    )
+    needs_procs = run(
+        sb,
+        """
+        import subprocess, sys, time
+        time.sleep(1.0)  # the bomb is at its limit by now
+        outs = [subprocess.run([sys.executable, "-c", f"print({i})"], capture_output=True,
+                               text=True, check=True).stdout for i in range(5)]
+        assert outs == [f"{i}\\n" for i in range(5)], outs
+        print("spawned fine")
+        """,
+        timeout_s=20,
+    )
+    r_bomb, r_ok = await asyncio.gather(bomb, needs_procs)
+    assert_fail_verdict(r_bomb)
+    assert r_ok.ok and "spawned fine" in r_ok.stdout, r_ok
+    await sb.aclose()
