@@ -15,6 +15,7 @@ from reflexion_bench.actors.base import Actor
 from reflexion_bench.core.state import TaskState, TrialRecord
 from reflexion_bench.core.types import Attempt, Feedback, Score
 from reflexion_bench.evaluators.base import Evaluator
+from reflexion_bench.models.base import BudgetExceeded
 from reflexion_bench.reflectors.base import Reflector
 from reflexion_bench.scorers.base import Scorer
 from reflexion_bench.strategies.base import Strategy
@@ -77,6 +78,12 @@ async def run_trial(state: TaskState, roles: Roles) -> tuple[TrialRecord, bool]:
             rec.reflection = reflection
             for entry in entries:
                 state.memory.add(entry)
+    except BudgetExceeded as exc:
+        # The run's model budget is spent: this trial is cut short and not final, so a
+        # resume with a larger budget redoes the task; the runner stops the run.
+        rec.error = _error_text(exc)
+        state.scratch["budget_exceeded"] = str(exc)
+        done = True
     except Exception as exc:
         rec.error = _error_text(exc)
         done = True
@@ -95,7 +102,7 @@ async def run_task(
     while state.trial_index <= state.max_trials:
         rec, done = await run_trial(state, roles)
         if on_trial is not None:
-            await on_trial(state, rec, done)
+            await on_trial(state, rec, done and "budget_exceeded" not in state.scratch)
         if done:
             break
     return state

@@ -95,6 +95,7 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
         "errored": 0,
     }
     abort = asyncio.Event()
+    budget_stop: list[str] = []
 
     async def one(task: Task) -> None:
         async with sem:
@@ -116,6 +117,10 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
             if hooks is not None:
                 await hooks.begin_task(state)
             await run_task(state, ctx.roles, on_trial)
+            if "budget_exceeded" in state.scratch:
+                budget_stop.append(str(state.scratch["budget_exceeded"]))
+                abort.set()
+                return
             if hooks is not None:
                 await hooks.end_task(state)
             last = state.trials[-1]
@@ -134,6 +139,11 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
             await asyncio.gather(*(one(t) for t in todo))
     finally:
         writer.close()
+    if budget_stop:
+        raise RunAborted(
+            f"stopped by the model budget ({budget_stop[0]}); {counts['ran']} finished tasks "
+            f"are kept in {log_path}: resume with a larger budget to finish the rest"
+        )
     if abort.is_set():
         raise RunAborted(
             f"{counts['errored']} of {counts['ran']} tasks errored, more than "
@@ -232,6 +242,10 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     try:
         await _start(ctx)
         counts = await execute(ctx, resume=str(cfg.get("resume", True)).lower() != "false")
+    except RunAborted:
+        # What was done is kept and summarised before the abort is reported.
+        write_run_outputs(run_dir)
+        raise
     finally:
         await _close(ctx)
     summary = write_run_outputs(run_dir)
