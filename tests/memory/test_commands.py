@@ -104,3 +104,22 @@ def test_bench_memory_bm25_prints_latencies(capsys: pytest.CaptureFixture[str]) 
     assert 0 < m["p50_ms"] <= m["p95_ms"]
     # 300 topics, 2 reflections each at n=600: chance precision is 2/600; the ceiling 0.4.
     assert 0.05 < m["precision_at_k"] <= 0.4
+
+
+def test_precision_against_a_labelled_file(
+    filled: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store, ids = filled
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text(
+        json.dumps({"query": "empty list input", "relevant": [ids[0], ids[1]]})
+        + "\n"
+        + json.dumps({"query": "date day first", "relevant": [ids[2]]})
+        + "\n"
+    )
+    assert (
+        main(["memory", "precision", str(store), str(labelled), "--mode", "bm25", "--k", "2"]) == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    # Query 1: both relevant in the top 2 (1.0); query 2: one hit only -> 0.5.
+    assert out["precision"] == pytest.approx(0.75) and out["queries"] == 2
