@@ -318,6 +318,48 @@ def _child(job: dict, stdin_fd: int, out_w: int, err_w: int) -> None:
         os._exit(127)
 
 
+class Capture:
+    """Keeps the head and the tail of a stream within ``keep`` bytes.
+
+    The tail matters: a traceback or a final verdict line comes last. Past ``keep``
+    bytes the middle is dropped and replaced by a one-line note.
+    """
+
+    NOTE = b"\n[... %d bytes truncated ...]\n"
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.tail_cap = keep // 4 if keep >= 512 else 0
+        self.head_cap = keep - self.tail_cap - (48 if self.tail_cap else 0)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk and self.tail_cap:
+            self.tail += chunk
+            if len(self.tail) > self.tail_cap:
+                del self.tail[: len(self.tail) - self.tail_cap]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > len(self.head) + len(self.tail)
+
+    def text(self) -> str:
+        data = bytes(self.head)
+        if self.truncated and self.tail_cap:
+            dropped = self.total - len(self.head) - len(self.tail)
+            data += self.NOTE % dropped + bytes(self.tail)
+        else:
+            data += bytes(self.tail)
+        return data.decode("utf-8", "replace")
+
+
 def run_job(job: dict) -> dict:
     lim = job["limits"]
     keep = int(lim["output_bytes"])
@@ -356,8 +398,7 @@ def run_job(job: dict) -> dict:
     os.close(err_w)
     pidfd = os.pidfd_open(pid)
     sel = selectors.DefaultSelector()
-    bufs = {out_r: bytearray(), err_r: bytearray()}
-    total = {out_r: 0, err_r: 0}
+    caps = {out_r: Capture(keep), err_r: Capture(keep)}
     sel.register(out_r, selectors.EVENT_READ)
     sel.register(err_r, selectors.EVENT_READ)
     sel.register(pidfd, selectors.EVENT_READ)
@@ -394,11 +435,8 @@ def run_job(job: dict) -> dict:
             if not chunk:
                 sel.unregister(fd)
                 continue
-            total[fd] += len(chunk)
-            room = keep - len(bufs[fd])
-            if room > 0:
-                bufs[fd] += chunk[:room]
-            if total[fd] > kill_at and reason is None:
+            caps[fd].add(chunk)
+            if caps[fd].total > kill_at and reason is None:
                 reason = "output_limit"
         if reason == "output_limit" or harness_gone:
             break
@@ -419,19 +457,18 @@ def run_job(job: dict) -> dict:
         os._exit(0)
     for fd in (out_r, err_r):  # whatever the killed processes wrote last
         try:
-            while len(bufs[fd]) < keep:
+            for _ in range(64):
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     break
-                total[fd] += len(chunk)
-                bufs[fd] += chunk[: keep - len(bufs[fd])]
+                caps[fd].add(chunk)
         except OSError:
             pass
     sel.close()
     for fd in (out_r, err_r, pidfd):
         os.close(fd)
-    stdout = bytes(bufs[out_r]).decode("utf-8", "replace")
-    stderr = bytes(bufs[err_r]).decode("utf-8", "replace")
+    stdout = caps[out_r].text()
+    stderr = caps[err_r].text()
     exit_code = None
     sig = None
     detail = ""
@@ -467,7 +504,7 @@ def run_job(job: dict) -> dict:
         "signal": sig,
         "stdout": stdout,
         "stderr": stderr,
-        "truncated": total[out_r] > len(bufs[out_r]) or total[err_r] > len(bufs[err_r]),
+        "truncated": caps[out_r].truncated or caps[err_r].truncated,
         "duration_s": duration,
         "detail": detail,
         "leftovers": leftovers,

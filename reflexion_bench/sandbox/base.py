@@ -24,7 +24,8 @@ class Limits:
     max_procs: int = 64
     file_size_mb: int = 16
     output_bytes: int = 64_000
-    """Bytes kept of each of stdout and stderr; the rest is dropped (``truncated``)."""
+    """Bytes kept of each of stdout and stderr: the first 3/4 and the last 1/4 (where
+    tracebacks and verdict lines are), the middle replaced by a note (``truncated``)."""
     output_kill_bytes: int = 8_000_000
     """Past this many bytes on one stream the program is killed (reason ``output_limit``),
     so a program printing gigabytes costs neither memory nor time."""

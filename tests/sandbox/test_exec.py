@@ -64,9 +64,15 @@ async def test_bad_file_path_is_an_error_not_a_crash(sandbox: Sandbox) -> None:
 
 
 async def test_output_is_truncated_but_program_finishes(sandbox: Sandbox) -> None:
-    r = await sandbox.exec(req("print('y' * 300_000)\nprint('done')", output_bytes=1000))
-    assert r.reason == "exit" and r.exit_code == 0
-    assert r.truncated and r.stdout == "y" * 1000
+    """Head and tail are kept (the end holds tracebacks and verdicts), middle dropped."""
+    r = await sandbox.exec(
+        req("print('start', 'y' * 300_000)\nprint('the end')\n1/0", output_bytes=1000)
+    )
+    assert r.reason == "exit" and r.exit_code == 1
+    assert r.truncated and len(r.stdout.encode()) <= 1000
+    assert r.stdout.startswith("start yyy") and r.stdout.endswith("y\nthe end\n")
+    assert "bytes truncated" in r.stdout
+    assert "ZeroDivisionError" in r.stderr  # stderr short: kept whole
 
 
 async def test_cpu_limit(sandbox: Sandbox) -> None:
