@@ -181,10 +181,12 @@ class LocalSandbox(PooledSandbox):
         extras = []
         if self._root:
             extras.append("dedicated uid")
-        if self._root and _host.Cgroup(f"{os.getpid()}-probe", 64, 64, None).active:
-            self._cgroups_ok = True
-            extras.append("cgroup")
-            _host.Cgroup(f"{os.getpid()}-probe", 64, 64, None).remove()
+        if self._root:
+            probe = _host.Cgroup(f"{os.getpid()}-probe", 64, 64, None)
+            self._cgroups_ok = probe.active
+            probe.remove()
+            if self._cgroups_ok:
+                extras.append("cgroup")
         self.isolation = "+".join([level, *extras])
         log.info(
             "sandbox: local, isolation=%s, jobs=%d, python=%s", self.isolation, jobs, self.python
