@@ -87,11 +87,20 @@ class ResponseCache:
             self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
         )
         self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        # WAL lets readers and one writer proceed together across processes; switching
-        # the mode needs a brief exclusive lock, which the busy timeout waits for.
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute(_SCHEMA)
+        # WAL lets readers and one writer proceed together across processes. Switching
+        # the mode and creating the table need brief exclusive locks; SQLite can refuse
+        # them at once (without the busy handler) when several processes open a new file
+        # together, so these are retried until the busy timeout.
+        deadline = time.monotonic() + busy_timeout_s
+        for statement in ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", _SCHEMA):
+            while True:
+                try:
+                    self._conn.execute(statement)
+                    break
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
 
     def get(self, key: str) -> ModelOutput | None:
         with self._lock:

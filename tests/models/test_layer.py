@@ -264,8 +264,8 @@ def test_cache_safe_under_concurrent_writer_processes(tmp_path: Path) -> None:
         )
         for w in range(4)
     ]
-    errors = [p.communicate(timeout=120)[1].decode() for p in procs]
-    assert all(p.returncode == 0 for p in procs), errors
+    errors = [p.communicate(timeout=600)[1].decode()[-2000:] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, errors
     cache = ResponseCache(db)
     assert len(cache) == 600
     key, _ = request_key("p", "m", [Message("user", "w3-149")], GenerateConfig())
