@@ -35,6 +35,8 @@ from typing import Any
 
 import pandas as pd
 
+from reflexion_bench.models.accounting import usage_summary
+
 
 def hidden_verdict(rec: dict[str, Any]) -> bool | None:
     """The hidden verdict; None only where the log says it is missing (imported logs).
@@ -245,6 +247,8 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "at_last_trial": final_fp - fp_early,
             "not_stopped": len(fp_rows) - final_fp,
         },
+        # Calls, tokens and dollars per role (actor, self_test, reflector...) and trial.
+        "usage": usage_summary(records),
         "totals": {
             "trials": len(df),
             "model_calls": _total(df["model_calls"], int),

@@ -15,6 +15,7 @@ class Progress:
         self.done = already_done
         self.passed = 0
         self.errored = 0
+        self.quiet = not enabled
         self.enabled = enabled and sys.stderr.isatty()
         self._bar: RichProgress | None = None
         self._task_id: object = None
@@ -54,6 +55,6 @@ class Progress:
         self.errored += int(errored)
         if self._bar is not None:
             self._bar.update(self._task_id, completed=self.done, stats=self._stats())  # type: ignore[arg-type]
-        else:
+        elif not self.quiet:
             # Off a terminal (CI, nohup): one plain line per task, cheap to grep.
             print(f"[{self.done}/{self.total}] {self._stats()}", file=sys.stderr, flush=True)

@@ -63,6 +63,9 @@ def trial_to_record(
     body = to_jsonable(rec)
     if rec.error:
         body["error"] = redact_text(rec.error)
+    for call in body.get("model_calls") or []:
+        if call.get("error"):
+            call["error"] = redact_text(call["error"])
     return {
         "type": "trial",
         "run_id": ctx.run_id,
