@@ -246,6 +246,11 @@ class ModelLayer(ModelClient):
         prices: ``{model: {input: ..., output: ...}}`` in USD per million tokens.
         max_cost_usd: Budget in USD of live calls; beyond it calls raise BudgetExceeded.
         max_tokens_budget: Budget in tokens (prompt + completion) of live calls.
+        shared_rpm: Optional requests per ``rate_window_s`` shared by every *process*
+            that uses the same ``shared_limit_key`` and ``shared_limit_path`` (a sweep's
+            jobs calling one account); see :mod:`reflexion_bench.models.shared_limit`.
+        shared_limit_key: What the shared limit is keyed by (default: the endpoint).
+        shared_limit_path: SQLite file of the shared limit (default: beside the cache).
     """
 
     def __init__(
@@ -267,6 +272,9 @@ class ModelLayer(ModelClient):
         prices: Mapping[str, Any] | None = None,
         max_cost_usd: float | None = None,
         max_tokens_budget: int | None = None,
+        shared_rpm: int | None = None,
+        shared_limit_key: str | None = None,
+        shared_limit_path: str | None = None,
     ) -> None:
         if cache is False:  # YAML 1.1 reads an unquoted `off` as false
             cache = "off"
@@ -284,6 +292,24 @@ class ModelLayer(ModelClient):
             _non_negative("model.max_cost_usd", max_cost_usd)
         if max_tokens_budget is not None:
             _non_negative("model.max_tokens_budget", max_tokens_budget, integer=True)
+        self.shared_limit = None
+        if shared_rpm is not None:
+            from pathlib import Path
+
+            from reflexion_bench.models.shared_limit import SharedRateLimit
+
+            path = shared_limit_path or str(
+                Path(cache_path).with_name("rate_limits.sqlite")
+                if cache_path
+                else Path.home() / ".cache" / "reflexion-bench" / "rate_limits.sqlite"
+            )
+            self.shared_limit = SharedRateLimit(
+                path,
+                key=shared_limit_key
+                or f"{client.provider}|{getattr(client, 'base_url', None) or ''}",
+                rate=int(shared_rpm),
+                window_s=float(rate_window_s),
+            )
         self.client = client
         self.provider = client.provider
         self.name = client.name
@@ -485,9 +511,12 @@ class ModelLayer(ModelClient):
         pool.join(self, self.max_connections)
         self._pool = pool
         await pool.acquire()
+        slot: int | None = None
         try:
             if self.rpm:
                 await rate_limiter(endpoint, "rpm", self.rpm, self.rate_window_s).acquire()
+            if self.shared_limit is not None:
+                slot = await self.shared_limit.acquire()
             if self.tpm:
                 estimate = sum(len(m.content) for m in messages) / 4 + config.max_tokens
                 limiter = rate_limiter(endpoint, "tpm", self.tpm, self.rate_window_s)
@@ -503,6 +532,8 @@ class ModelLayer(ModelClient):
             elapsed = time.perf_counter() - started
         finally:
             pool.release()
+            if slot is not None and self.shared_limit is not None:
+                await asyncio.to_thread(self.shared_limit.release, slot)
         if not out.latency_s:
             out.latency_s = elapsed
         text, stopped = truncate_at_stop(out.text, config.stop)
