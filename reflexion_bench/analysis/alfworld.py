@@ -17,7 +17,10 @@ Any one of these rules fires it:
   "I have to ..." is no claim);
 - ``placed_untransformed``: in a clean / heat / cool task, an object of the goal's type
   put into a receptacle of the goal's type without having been cleaned / heated /
-  cooled: the agent believed a sub-goal done that was not.
+  cooled: the agent believed a sub-goal done that was not;
+- ``examined_wrong_object``: in an examine task, the lamp turned on while the agent holds
+  an object, none of the goal's type (it took the held object for the goal's). Turning
+  the lamp on with empty hands is only a plan in the wrong order, not a hallucination.
 
 ``inefficient_planning``: every other failed episode: loops (the repeat heuristic
 stopped it), the step limit, wandering. The episode's ``reasons`` say which
@@ -47,6 +50,7 @@ LABELS = (HALLUCINATION, INEFFICIENT)
 _PICKUP = re.compile(r"^You pick up the (.+?) from the (.+?)\.$")
 _PLACED = re.compile(r"^You (?:move the (.+?) to|put the (.+?) in/on) the (.+?)\.$")
 _CHANGED = re.compile(r"^You (clean|heat|cool) the (.+?) using the (.+?)\.$")
+_LAMP_ON = re.compile(r"^You turn on the (.+?)\.$")
 _TAKE = re.compile(r"^take (.+?) from (.+)$")
 _USE_WITH = re.compile(r"^(heat|cool|clean) (.+?) with (.+)$")
 _SLICE = re.compile(r"^slice (.+?) with (.+)$")
@@ -61,8 +65,9 @@ _CLAIM_HOLD = re.compile(
     r"|now i (?:take|have|hold|pick up))"
     r" (?:an? |the |some |one )?([a-z]+)(?: \(?(\d+)\)?)?"
 )
+# Bare "I find" is a plan ("first I find the book and take it"), not a claim.
 _CLAIM_FOUND = re.compile(
-    r"\b(?:now i find|i (?:now )?(?:found|find|see))"
+    r"\b(?:now i find|i (?:now )?(?:found|see|have found))"
     r" (?:an? |the |some |one )?([a-z]+)(?: \(?(\d+)\)?)?"
 )
 _CLAIM_STATE_VERB = re.compile(
@@ -165,6 +170,19 @@ def classify_episode(info: Mapping[str, Any]) -> Classification:
             m = _CHANGED.match(line)
             if m:
                 changed.setdefault(m.group(2), set()).add(_STATE_OF[m.group(1)])
+            m = _LAMP_ON.match(line)
+            if (
+                m
+                and type_key == "examine"
+                and goal_obj
+                and held
+                and not any(h.split()[0] == goal_obj for h in held)
+            ):
+                hit(
+                    "examined_wrong_object",
+                    i,
+                    f"turned on {m.group(1)} holding {', '.join(sorted(held))}, not a {goal_obj}",
+                )
         seen |= {f"{t} {n}" for t, n in _ENTITY.findall(obs.lower())}
 
     reasons = []

@@ -92,6 +92,7 @@ def test_false_claims_in_thoughts() -> None:
     fine = ep(
         [
             ["think: I have to find a mug first.", "OK."],
+            ["think: First I find the mug and take it, then I go to a shelf.", "OK."],
             ["go to countertop 1", ROOM],
             ["think: Now I find a mug (2). Next, I need to take it.", "OK."],
             ["take mug 2 from countertop 1", "You pick up the mug 2 from the countertop 1."],
@@ -116,6 +117,18 @@ def test_placing_without_the_required_change_is_hallucination() -> None:
     ]
     assert rules(ep(heated, type_key="heat")) == []
     assert rules(ep(steps, type_key="put")) == []  # a plain put needs no change
+
+
+def test_using_the_lamp_with_the_wrong_object_is_hallucination() -> None:
+    take_mug = ["take mug 2 from countertop 1", "You pick up the mug 2 from the countertop 1."]
+    lamp = ["use desklamp 1", "You turn on the desklamp 1."]
+    base = {"type_key": "examine", "object": "book", "receptacle": "desklamp"}
+    assert rules(ep([["go to countertop 1", ROOM], take_mug, lamp], **base)) == [
+        "examined_wrong_object"
+    ]
+    assert rules(ep([lamp], **base)) == []  # empty hands: a plan in the wrong order
+    right = {**base, "object": "mug"}
+    assert rules(ep([["go to countertop 1", ROOM], take_mug, lamp], **right)) == []
 
 
 def test_loops_and_step_limit_are_inefficient_planning_with_reasons() -> None:

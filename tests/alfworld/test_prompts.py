@@ -92,7 +92,11 @@ def test_own_demonstrations_are_valid_winning_games(type_key: str, k: int) -> No
         assert obs != "Nothing happens.", f"a demonstration should not show a failed {action!r}"
     assert final_state_meets_goal(type_key, goal, steps), f"react_{type_key}_{k} does not win"
     # No step acts on an object it does not hold or never saw (the classifier's rules).
-    c = classify_episode({"won": False, "steps": steps, "type_key": type_key})
+    m = GOALS[type_key].match(goal)
+    assert m is not None
+    obj, recep = [g for g in m.groups() if g][:2]
+    info = {"won": False, "steps": steps, "type_key": type_key, "object": obj, "receptacle": recep}
+    c = classify_episode(info)
     assert c.hits == []
     assert detect_text_version([text]) in ("v2.1.2", None)
 
