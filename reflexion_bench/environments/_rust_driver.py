@@ -250,8 +250,10 @@ def mode_tests() -> None:
                 bad.setdefault(owner, []).append(d)
         if in_program or not bad:
             text = "compile error:\n" + render(in_program or c["diags"])
-            for i in live:
-                results[i] = {"status": "error", "output": text}
+            for k, i in enumerate(live):
+                # The message once (the feedback lists every test): the others point at it.
+                out = text if k == 0 else "compile error (the program does not compile, see above)"
+                results[i] = {"status": "error", "output": out}
             emit({"results": results, "compile_error": True})
             return
         for i, ds in bad.items():

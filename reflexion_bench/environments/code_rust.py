@@ -178,7 +178,8 @@ def remove_fn(code: str, name: str) -> tuple[str, int]:
         brace = code.find("{", m.end())
         close = _match_close(code, brace) if brace >= 0 else -1
         if close < 0:
-            return code, removed
+            # Never closed: a reply cut off by the token budget inside its demo `main`.
+            return code[: m.start()].rstrip() + "\n", removed + 1
         code = code[: m.start()] + code[close + 1 :].lstrip("\n")
         removed += 1
 

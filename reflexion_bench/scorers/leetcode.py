@@ -27,6 +27,7 @@ from typing import Any
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Score, Task
+from reflexion_bench.environments.code_common import CodeLanguage
 from reflexion_bench.environments.leetcode import PYTHON_PRELUDE
 from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox
 
@@ -214,7 +215,11 @@ async def judge_python(
 
 
 class LeetcodeHiddenScorer:
-    """Final scorer of LeetcodeHard (Python): the offline hidden tests, judged like LeetCode.
+    """Final scorer of LeetcodeHard: the offline hidden tests, judged like LeetCode.
+
+    Python programs run in :func:`judge_python`; programs of another language (the
+    Rust variant) are run by their task's language on the same Python checks. Every
+    verdict carries the task's count of broken visible tests left out of the prompt.
 
     Args:
         recursion_limit, stack_mb, prelude, timeout_scale, min_timeout_s, memory_mb:
@@ -258,14 +263,22 @@ class LeetcodeHiddenScorer:
                 status="error",
                 detail=f"{task.id}: no hidden tests (set `env.hidden_path`)",
             )
-        out = await judge_python(
-            sandbox,
-            program,
-            str(hidden),
-            str(task.data.get("hidden_entry_point") or task.data["entry_point"]),
-            self.timeout_s or float(task.data.get("timeout_s", 10.0)),
-            self.settings,
-        )
+        timeout = self.timeout_s or float(task.data.get("timeout_s", 10.0))
+        lang = task.data.get("language")
+        if isinstance(lang, CodeLanguage) and lang.name != "python":
+            # LeetcodeHard-rs: the same Python checks, run by the language (compiled
+            # program behind a JSON call bridge; see environments/code_rust.py).
+            hidden_out = await lang.run_hidden(sandbox, program, task, timeout)
+            out = JudgeOutcome(hidden_out.status, hidden_out.detail, hidden_out.duration_s, timeout)
+        else:
+            out = await judge_python(
+                sandbox,
+                program,
+                str(hidden),
+                str(task.data.get("hidden_entry_point") or task.data["entry_point"]),
+                timeout,
+                self.settings,
+            )
         return Score(
             passed=out.passed,
             status=out.status,
@@ -275,5 +288,8 @@ class LeetcodeHiddenScorer:
                 "duration_s": round(out.duration_s, 3),
                 "timeout_s": out.timeout_s,
                 "n_hidden_cases": task.data.get("n_hidden_cases"),
+                # Logged with every verdict so that reports can count them from the log.
+                "n_broken_visible_tests": int(task.data.get("n_broken_visible_tests", 0)),
+                "broken_visible_tests": list(task.data.get("broken_visible_tests", [])),
             },
         )

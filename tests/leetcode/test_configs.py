@@ -24,7 +24,12 @@ ENVS = {
         "LeetcodeHiddenScorer",
         "minimum-reverse-operations",
     ),
-    "leetcode_hard_rs": ("leetcode_hard_rs", "rust", "CodeScorer", "minimum-reverse-operations"),
+    "leetcode_hard_rs": (
+        "leetcode_hard_rs",
+        "rust",
+        "LeetcodeHiddenScorer",
+        "minimum-reverse-operations",
+    ),
     "humaneval_rs": ("humaneval_rs", "rust", "CodeScorer", "HumanEval_24_largest_divisor"),
     "humaneval_rs_hard50": ("humaneval_rs_hard50", "rust", "CodeScorer", "HumanEval_111_histogram"),
     "mbpp_rs": ("mbpp_rs", "rust", "CodeScorer", "mbpp_234_volume_cube"),

@@ -12,8 +12,8 @@ import pytest
 from reflexion_bench.commands.evaluate import evaluate_solutions, main
 from tests.leetcode.reference_solutions import CORRECT, WRONG
 
-#: The benchmark names the CLI accepts (configs/env/<name>.yaml).
-LEETCODE = "leetcode_hard"
+#: The paper's spelling; the config is configs/env/leetcode_hard.yaml (both work).
+LEETCODE = "leetcode-hard"
 
 
 def write_jsonl(path: Path, rows: list[Any]) -> Path:
@@ -68,7 +68,7 @@ def test_library_form_with_fixed_timeout(shared_data: Path) -> None:
     slug = "count-subarrays-with-fixed-bounds"
     results = evaluate_solutions(
         [{"task_id": slug, "solution": SLOW[slug]}, {"task_id": slug, "solution": CORRECT[slug]}],
-        benchmark=LEETCODE,
+        benchmark="leetcode_hard",
         timeout_s=3.0,
     )
     assert [r["status"] for r in results] == ["timeout", "pass"]
@@ -78,14 +78,14 @@ def test_library_form_with_fixed_timeout(shared_data: Path) -> None:
     ("bench_name", "task_id", "good", "bad"),
     [
         (
-            "humaneval_rs",
+            "humaneval-rs",
             "HumanEval_24_largest_divisor",
             # MultiPL-E completion style: the body only, cut before the closing brace.
             {"completion": "    (1..n).rev().find(|d| n % d == 0).unwrap_or(1)"},
             {"solution": "fn largest_divisor(n: isize) -> isize { n as usize }"},
         ),
         (
-            "mbpp_rs",
+            "mbpp-rs",
             "mbpp_234_volume_cube",
             {"solution": "fn volume_cube(l: isize) -> isize {\n    l * l * l\n}\n"},
             {"solution": "fn volume_cube(l: isize) -> isize {\n    l * l\n}\n"},
@@ -112,7 +112,7 @@ def test_cli_rust(
     results = read_jsonl(out)
     assert results[0]["status"] == "pass", results[0]["detail"]
     assert results[1]["status"] in ("fail", "error")
-    if bench_name == "humaneval_rs":
+    if bench_name == "humaneval-rs":
         assert results[1]["status"] == "error" and "error[E0308]" in results[1]["detail"]
     else:
         assert "panicked" in results[1]["detail"]

@@ -57,6 +57,10 @@ async def test_prelude_restores_builtin_pow(py_tasks: dict[str, Task], sandbox: 
         sandbox, task, CORRECT["count-anagrams"]
     )
     assert bare.status == "fail" and "NameError" in bare.detail
+    # Every verdict reports the broken visible tests the problem's prompt left out.
+    ok = await LeetcodeHiddenScorer().score_program(sandbox, task, CORRECT["count-anagrams"])
+    assert ok.extra["n_broken_visible_tests"] == 2
+    assert all("0 argument(s)" in b["reason"] for b in ok.extra["broken_visible_tests"])
     # And `pow` really is the builtin after the star imports.
     probe = "import builtins\ndef f(x):\n    return pow is builtins.pow and pow(3, 4, 5) == 1 and gcd(4, 6) == 2\n"
     check = "def check(candidate):\n    assert candidate(0) is True\n"

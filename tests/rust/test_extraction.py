@@ -68,6 +68,12 @@ def test_no_code_is_a_stub_that_fails() -> None:
     assert brace_balance(out.program) == 0
 
 
+def test_reply_cut_inside_its_demo_main() -> None:
+    reply = "```rust\nfn add(a: i32, b: Vec<String>) -> i32 {\n    a\n}\n\nfn main() {\n    let v = vec![1,\n"
+    out = LANG.extract_code(reply, PROMPT, "add")
+    assert "fn main" not in out.program and brace_balance(out.program) == 0
+
+
 def test_remove_fn_only_top_level() -> None:
     code = "fn main() { let x = 1; }\nfn g() {}\nimpl A {\n    fn main(&self) {}\n}\n"
     out, n = remove_fn(code, "main")

@@ -97,6 +97,19 @@ fn f(words: Vec<String>, grid: Vec<Vec<i64>>, flag: bool) -> (Vec<String>, i64) 
     assert out.status == "pass", out.detail
 
 
+async def test_leetcode_scorer_runs_rust_tasks(rs_tasks: dict[str, Task], sandbox: Sandbox) -> None:
+    from reflexion_bench.scorers.leetcode import LeetcodeHiddenScorer
+
+    slug = "cycle-length-queries-in-a-tree"
+    task = rs_tasks[slug]
+    program = LANG.complete_solution(LEETCODE_GOOD[slug], task.prompt, task.data["entry_point"])
+    score = await LeetcodeHiddenScorer().score_program(sandbox, task, program)
+    assert score.passed, score.detail
+    # Its Rust visible tests use arrays where the signature takes Vec<Vec<i32>>
+    # (here only the static checks ran: rust_typecheck=False in this fixture).
+    assert score.extra["timeout_s"] == task.data["timeout_s"]
+
+
 async def test_compile_error_in_leetcode_rs(rs_tasks: dict[str, Task], sandbox: Sandbox) -> None:
     slug = "check-if-point-is-reachable"
     out = await judge(
