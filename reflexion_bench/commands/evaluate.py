@@ -105,6 +105,9 @@ def build_benchmark(
 
     from reflexion_bench.config import CONFIG_DIR, build
 
+    # The paper's spelling is accepted for config names: leetcode-hard, humaneval-rs, mbpp-rs.
+    if benchmark not in _available("env") and benchmark.replace("-", "_") in _available("env"):
+        benchmark = benchmark.replace("-", "_")
     ovr = _config_overrides(benchmark, data, sandbox, jobs, timeout_s, overrides)
     env_name = "humaneval" if benchmark == "jsonl" else benchmark
     if env_name not in _available("env"):
@@ -271,7 +274,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Score solutions with a benchmark's hidden tests (no model involved).",
     )
     p.add_argument(
-        "--benchmark", required=True, help="humaneval, mbpp, jsonl, or any configs/env name"
+        "--benchmark",
+        required=True,
+        help="humaneval, mbpp, jsonl, or any configs/env name (a-b = a_b: leetcode-hard, humaneval-rs, mbpp-rs)",
     )
     p.add_argument(
         "--samples", required=True, type=Path, help="JSONL of {task_id, solution|completion}"
