@@ -186,3 +186,32 @@ def test_store_persists_across_runs(tmp_path: Path) -> None:
     assert all(h["task_id"] != "toy/0" for h in ev["toy/0"]["retrieved"])
     assert {r.task_id for r in mem.store.all()} == {"toy/0", "toy/1"}
     assert first_id in {r.id for r in mem.store.all()}
+
+
+def test_baseline_run_without_memory_events_gets_the_same_similarity(tmp_path: Path) -> None:
+    import asyncio
+
+    from reflexion_bench.memory.base import WindowMemory
+
+    ctx = RunContext(
+        tasks=ToyEnvironment(words=WORDS).load_tasks(),
+        roles=Roles(
+            ToyActor(), ToyEvaluator(), ToyReflector(), ToyScorer(), Strategy(max_trials=2)
+        ),
+        services=Services(model=MockModel(responder=responder)),
+        memory_factory=WindowMemory,
+        memory_window=1,
+        benchmark="toy",
+        run_dir=tmp_path,
+        show_progress=False,
+    )
+    asyncio.run(execute(ctx))
+    (tmp_path / "config.yaml").write_text(
+        f"env:\n  _target_: tests.toy.ToyEnvironment\n  words: {json.dumps(WORDS)}\n"
+    )
+    rep = lifelong_report(tmp_path)
+    assert rep["repeat_failure"]["similarity"].startswith("tfidf")
+    # Without lessons every task fails its first trial the same way: all repeats.
+    rf = rep["repeat_failure"]
+    assert rf["exposed"] > 0 and rf["repeats"] == rf["exposed"]
+    assert "gating" not in rep

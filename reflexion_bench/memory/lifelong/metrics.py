@@ -133,7 +133,8 @@ def tfidf_neighbours(
     mat = np.zeros((n, len(vocab)), dtype=np.float32)
     for i, t in enumerate(toks):
         for w, c in Counter(t).items():
-            mat[i, vocab[w]] = (1 + math.log(c)) * math.log((1 + n) / (1 + df[w]))
+            # Smoothed idf (as scikit-learn): words in every task still count a little.
+            mat[i, vocab[w]] = (1 + math.log(c)) * (math.log((1 + n) / (1 + df[w])) + 1)
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     mat = (mat / np.where(norms == 0, 1, norms)).astype(np.float32)
     sim = mat @ mat.T if n else np.zeros((0, 0))

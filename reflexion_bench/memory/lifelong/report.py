@@ -9,6 +9,7 @@ the learning curve and the repeat-failure rate too, so the two can be compared.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from reflexion_bench.memory.lifelong.metrics import (
 )
 from reflexion_bench.memory.lifelong.store import ReflectionStore
 from reflexion_bench.runner.runlog import load_run_records
+
+log = logging.getLogger(__name__)
 
 REPORT_JSON = "lifelong_report.json"
 CURVE_PNG = "learning_curve.png"
@@ -78,6 +81,8 @@ def lifelong_report(
         for e in events
         if e.get("event") == "begin_task" and e.get("task_text")
     }
+    if rows and not all(r.task_id in texts for r in rows):
+        texts = {**_task_texts_from_config(run_dir), **texts}
     if texts and all(r.task_id in texts for r in rows):
         near = tfidf_neighbours(texts, [r.task_id for r in rows], min_sim, neighbours)
         similarity = f"tfidf>={min_sim} (top {neighbours} earlier tasks)"
@@ -150,6 +155,25 @@ def lifelong_report(
         if rows:
             plot_learning_curve(report, run_dir / CURVE_PNG)
     return report
+
+
+def _task_texts_from_config(run_dir: Path) -> dict[str, str]:
+    """Task prompts of a run without memory events (e.g. a baseline with window
+    memory), from the environment in its saved config; empty if it cannot be built."""
+    cfg_path = run_dir / "config.yaml"
+    if not cfg_path.exists():
+        return {}
+    try:
+        from omegaconf import OmegaConf
+
+        from reflexion_bench.config import build
+
+        cfg = OmegaConf.load(cfg_path)
+        tasks = build(cfg.env, "env").load_tasks()
+    except Exception as exc:  # the dataset may be elsewhere now: fall back, say why
+        log.warning("task texts of %s unavailable (%s): similar = same benchmark", run_dir, exc)
+        return {}
+    return {t.id: t.prompt for t in tasks}
 
 
 def _halves(rows: list[Any]) -> dict[str, float] | None:
