@@ -173,8 +173,18 @@ def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
     for role, node in (cfg.get("role_models") or {}).items():
         if node is not None:
             models[str(role)] = build(node, f"role_models.{role}")
-    sandbox: Sandbox | None = build(cfg.sandbox, "sandbox") if cfg.get("sandbox") else None
+    # Benchmarks that run no generated code (HotpotQA, ALFWorld) say so, and get no
+    # sandbox whatever `sandbox=` says: no idle worker pool beside their own workers.
+    needs_sandbox = bool(getattr(env, "needs_sandbox", True))
+    sandbox: Sandbox | None = (
+        build(cfg.sandbox, "sandbox") if cfg.get("sandbox") and needs_sandbox else None
+    )
     strategy = build(cfg.strategy, "strategy")
+    cap = cfg.get("max_trials_cap")
+    if cap is not None:
+        if int(cap) < 1:
+            raise ConfigError("max_trials_cap", cap, "null or an integer >= 1")
+        strategy.max_trials = min(strategy.max_trials, int(cap))
     gen = cfg.get("generate") or {}
     generate_config = GenerateConfig(
         max_tokens=int(gen.get("max_tokens", 512)),
