@@ -130,3 +130,48 @@ def test_bad_mode_names_the_key() -> None:
         RetrievalConfig(mode="cosine")
     with pytest.raises(ConfigError, match=r"memory\.encoder"):
         Retriever([], RetrievalConfig(mode="dense"))
+
+
+class WordHashEncoder:
+    """A tiny bag-of-words encoder (test double at the model boundary)."""
+
+    name = "test:wordhash"
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        import zlib
+
+        import numpy as np
+
+        from reflexion_bench.memory.lifelong.retrieval import tokenize
+
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for i, toks in enumerate(tokenize(list(texts))):
+            for t in toks:
+                out[i, zlib.crc32(t.encode()) % 64] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+class PreferReranker:
+    """Scores 1.0 for documents containing a marker word, else 0.1 (test double)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def score(self, query: str, docs):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        return np.asarray([1.0 if self.marker in d else 0.1 for d in docs], dtype=np.float32)
+
+
+def test_hybrid_rerank_reorders_candidates_and_keeps_salience(store: ReflectionStore) -> None:
+    pid = _fill(store)
+    cfg = RetrievalConfig(mode="hybrid_rerank", k=3)
+    r = Retriever([store], cfg, WordHashEncoder(), reranker=PreferReranker("palindrome"))  # type: ignore[arg-type]
+    hits = r.search(QUERY)
+    # The reranker's favourite is among the fused candidates and now comes first.
+    assert "palindrome" in hits[0].text and hits[0].parts["rerank"] == 1.0
+    assert pid in [
+        h.id
+        for h in Retriever([store], RetrievalConfig(mode="hybrid"), WordHashEncoder()).search(QUERY)
+    ]
