@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
             encoder = SentenceTransformerEncoder(args.encoder, threads=args.threads)
             load_s = time.perf_counter() - t0
         out = bench_memory(args.n, args.queries, modes, encoder, args.store, args.k)
-    except ConfigError as exc:
+    except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out["encoder_load_s"] = round(load_s, 2)

@@ -30,6 +30,14 @@ from reflexion_bench.memory.lifelong.synthetic import labelled_queries, syntheti
 BUDGET_MS = 100.0
 
 
+def _has(store: ReflectionStore, ref_id: str) -> bool:
+    try:
+        store.path_of(ref_id)
+    except KeyError:
+        return False
+    return True
+
+
 def _ids_of(retriever: Retriever) -> Callable[[str], list[str]]:
     def search(query: str) -> list[str]:
         return [h.id for h in retriever.search(query)]
@@ -70,7 +78,13 @@ def bench_memory(
         labelled = labelled_queries(topic_of, n_queries=queries, seed=seed + 1)
         store = ReflectionStore(store_dir, agent="bench")
         t0 = time.perf_counter()
-        if len(store) != n:
+        reusable = len(store) == n and _has(store, refs[0].id) and _has(store, refs[-1].id)
+        if not reusable:
+            if len(store):
+                raise ValueError(
+                    f"{store_dir} holds another store ({len(store)} reflections); "
+                    "give --store an empty or matching folder"
+                )
             for i in range(0, n, 5000):
                 store.add_many(refs[i : i + 5000])
             result["build_store_s"] = round(time.perf_counter() - t0, 2)
@@ -78,6 +92,7 @@ def bench_memory(
             result["build_store_s"] = 0.0
             result["store_reused"] = True
         result["store_files"] = len(store)
+        result["distinct_texts"] = len({r.index_text() for r in refs})
         modes_out: dict[str, Any] = {}
         if encoder is not None:
             # Baseline measured in the same run: embedding the query alone, the part of

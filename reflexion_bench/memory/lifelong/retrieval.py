@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 
 MODES = ("bm25", "dense", "hybrid", "hybrid_rerank")
 FUSIONS = ("rrf", "weighted")
+_EMBED_CHUNK = 1024
 
 
 @dataclass
@@ -212,14 +213,21 @@ class Retriever:
         for i, store in enumerate(self.stores):
             hashes = [r["text_hash"] for r, o in zip(rows, self.owner, strict=True) if o == i]
             found.update(store.cached_embeddings(model, hashes))
-        missing = [j for j, r in enumerate(rows) if r["text_hash"] not in found]
+        # One row per distinct text to embed; the owner store of its first row caches it.
+        missing: dict[str, int] = {}
+        for j, r in enumerate(rows):
+            if r["text_hash"] not in found:
+                missing.setdefault(r["text_hash"], j)
         self.last_embedded = len(missing)
-        if missing:
-            vecs = self.encoder.encode([self.texts[j] for j in missing])
+        todo = list(missing.items())
+        # Chunks are cached as they are done, so an interrupted load resumes.
+        for start in range(0, len(todo), _EMBED_CHUNK):
+            chunk = todo[start : start + _EMBED_CHUNK]
+            vecs = self.encoder.encode([self.texts[j] for _, j in chunk])
             new: dict[int, dict[str, np.ndarray]] = {}
-            for j, v in zip(missing, vecs, strict=True):
-                found[rows[j]["text_hash"]] = v
-                new.setdefault(int(self.owner[j]), {})[rows[j]["text_hash"]] = v
+            for (h, j), v in zip(chunk, vecs, strict=True):
+                found[h] = v
+                new.setdefault(int(self.owner[j]), {})[h] = v
             for i, vectors in new.items():
                 self.stores[i].cache_embeddings(model, vectors)
         if not rows:

@@ -86,13 +86,6 @@ _FIXES = [
     "Trace the failing example by hand before rewriting anything.",
     "Keep the fix minimal and re-run the failing test.",
 ]
-_FILLER = [
-    "The other tests passed.",
-    "The error only showed on the hidden example.",
-    "This took two attempts to notice.",
-    "The docstring example was misleading at first.",
-    "",
-]
 
 
 def topics() -> list[tuple[int, int]]:
@@ -111,11 +104,10 @@ def synthetic_reflections(
     for i in range(n):
         f, d = all_topics[i % len(all_topics)] if i < len(all_topics) else rng.choice(all_topics)
         failure, domain = FAILURES[f][0], DOMAINS[d][0]
-        text = (
-            f"{rng.choice(_OPENERS)} failed while {domain}: {failure}. "
-            f"{rng.choice(_FILLER)} {rng.choice(_FIXES)}"
-        ).replace("  ", " ")
-        fname = f"task_{rng.randrange(10**6):06d}"
+        # 5 openers x 5 fixes x 300 topics = 7,500 distinct texts: a 100k store has
+        # 100k rows (and vectors) but costs at most 7,500 embeddings to build.
+        text = f"{rng.choice(_OPENERS)} failed while {domain}: {failure}. {rng.choice(_FIXES)}"
+        fname = f"solve_{d}"
         ref = Reflection(
             text=text,
             task_type=rng.choice(["humaneval", "mbpp"]),
