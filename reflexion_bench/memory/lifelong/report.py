@@ -228,6 +228,9 @@ def plot_learning_curve(report: dict[str, Any], path: Path) -> None:
         xs, [p["cumulative_success"] for p in pts], ":", color="black", label="final, cumulative"
     )
     ax.scatter(xs, [int(p["success"]) for p in pts], s=8, color="black", alpha=0.4)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("task index in the stream")
     ax.set_ylabel("success")
     ax.set_ylim(-0.05, 1.05)
