@@ -88,3 +88,26 @@ def test_resume_latest_continues_the_newest_run_of_the_same_name(tmp_path: Path)
         "toy/2",
         "toy/3",
     ]
+
+
+def test_benchmarks_that_run_no_code_get_no_sandbox(tmp_path: Path) -> None:
+    import asyncio
+
+    from hydra import compose, initialize_config_dir
+
+    from reflexion_bench.config import CONFIG_DIR
+    from reflexion_bench.runner.run import build_context
+
+    base = [
+        f"hydra.searchpath=[file://{ROOT / 'tests' / 'configs'}]",
+        "env=toy",
+        "model=toy",
+        "sandbox=local",
+    ]
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        without = compose("config", overrides=[*base, "+env.needs_sandbox=false"])
+        with_ = compose("config", overrides=base)
+    assert build_context(without, tmp_path).services.sandbox is None
+    ctx = build_context(with_, tmp_path)
+    assert ctx.services.sandbox is not None
+    asyncio.run(ctx.services.sandbox.aclose())

@@ -66,6 +66,8 @@ class AlfWorldEnvironment:
     """
 
     name = "alfworld"
+    #: No generated code runs: the runner builds no sandbox for this benchmark.
+    needs_sandbox = False
 
     def __init__(
         self,
