@@ -22,8 +22,10 @@ class ToyEnvironment:
         words: list[str] | None = None,
         limit: int | None = None,
         task_ids: list[str] | None = None,
+        needs_sandbox: bool = True,
     ) -> None:
         self.words = words or ["alpha", "beta", "gamma"]
+        self.needs_sandbox = needs_sandbox
         self.limit = limit
         self.task_ids = task_ids
 
