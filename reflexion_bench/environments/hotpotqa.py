@@ -198,6 +198,8 @@ class HotpotQAEnvironment:
     """
 
     name = BENCHMARK
+    #: No generated code runs: the runner builds no sandbox for this benchmark.
+    needs_sandbox = False
 
     def __init__(
         self,
