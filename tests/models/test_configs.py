@@ -28,6 +28,9 @@ CLIENTS = {
     "openai": OpenAIChatClient,
     "openai_compatible": OpenAIChatClient,
     "anthropic": AnthropicClient,
+    # Named models of the paper's experiments, built on the `openai` option.
+    "gpt4": OpenAIChatClient,
+    "gpt35_turbo": OpenAIChatClient,
 }
 
 
