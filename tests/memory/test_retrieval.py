@@ -144,10 +144,10 @@ class WordHashEncoder:
 
         from reflexion_bench.memory.lifelong.retrieval import tokenize
 
-        out = np.zeros((len(texts), 64), dtype=np.float32)
+        out = np.zeros((len(texts), 4096), dtype=np.float32)
         for i, toks in enumerate(tokenize(list(texts))):
             for t in toks:
-                out[i, zlib.crc32(t.encode()) % 64] += 1.0
+                out[i, zlib.crc32(t.encode()) % 4096] += 1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1, norms)
 
@@ -175,3 +175,22 @@ def test_hybrid_rerank_reorders_candidates_and_keeps_salience(store: ReflectionS
         h.id
         for h in Retriever([store], RetrievalConfig(mode="hybrid"), WordHashEncoder()).search(QUERY)
     ]
+
+
+def test_min_similarity_gates_unrelated_reflections(store: ReflectionStore) -> None:
+    pid = _fill(store)
+    gated = RetrievalConfig(mode="hybrid", k=3, min_similarity=0.5)
+    r = Retriever([store], gated, WordHashEncoder())
+    assert [h.id for h in r.search(PLANTED)] == [pid]  # only the one that really matches
+    assert r.search("zebra quantum saxophone") == []
+    ungated = Retriever([store], RetrievalConfig(mode="hybrid", k=3), WordHashEncoder())
+    assert len(ungated.search("zebra quantum saxophone")) == 3  # fusion alone returns k
+
+
+def test_lessons_shown_drop_code_and_are_short() -> None:
+    from reflexion_bench.memory.lifelong.memory import lesson_text
+
+    text = "Sort first.\n\nHere is the code:\n```python\ndef f(x):\n    return x\n```\nThen return."
+    assert lesson_text(text) == "Sort first. Here is the code: (code omitted) Then return."
+    assert lesson_text("```python\nunclosed") == "(code omitted)"
+    assert len(lesson_text("word " * 500, 100)) == 100

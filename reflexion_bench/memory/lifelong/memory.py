@@ -19,6 +19,7 @@ Tasks must run one at a time (``max_concurrent_tasks=1``) for a reproducible str
 from __future__ import annotations
 
 import logging
+import re
 import time
 import traceback
 from collections.abc import Sequence
@@ -109,6 +110,7 @@ class LifelongMemory:
         clock: "Now" (a :class:`SimulatedClock`, or the wall clock when None).
         model_name: Recorded on stored reflections (default: the run's model).
         task_chars: Characters of the task prompt kept with a reflection.
+        lesson_chars: Longest lesson shown to the actor (see :func:`lesson_text`).
     """
 
     def __init__(
@@ -130,6 +132,7 @@ class LifelongMemory:
         clock: Any = None,
         model_name: str | None = None,
         task_chars: int = 600,
+        lesson_chars: int = 500,
     ) -> None:
         if maintenance not in ("between_tasks", "never"):
             raise ConfigError("memory.maintenance", maintenance, ("between_tasks", "never"))
@@ -159,6 +162,7 @@ class LifelongMemory:
         self.outcome_source = outcome_source
         self.model_name = model_name
         self.task_chars = task_chars
+        self.lesson_chars = lesson_chars
         self._events = RunLogWriter(Path(events_path)) if events_path else None
         self.counts: dict[str, int] = {}
 
@@ -230,7 +234,9 @@ class TaskLifelongMemory:
             if own:
                 f.store.record_retrievals(own, now)
             self.hits = hits
-            self.lessons = [MemoryEntry("lesson", h.text, 0) for h in hits]
+            self.lessons = [
+                MemoryEntry("lesson", lesson_text(h.text, f.lesson_chars), 0) for h in hits
+            ]
             event["mode"] = f.retrieval.mode
             event["retrieved"] = [h.to_dict() for h in hits]
             event["store_size"] = len(f.store)
@@ -382,6 +388,21 @@ class TaskLifelongMemory:
                 return False
             return None if rec.hidden is None else rec.hidden.passed
         return in_loop_passed(rec)
+
+
+_FENCED = re.compile(r"```.*?(```|\Z)", re.S)
+
+
+def lesson_text(text: str, limit: int = 500) -> str:
+    """A stored reflection as shown to another task: verbal only, and short.
+
+    Code blocks are dropped (code written for another task misleads more than it
+    helps: a small model copies it) and the text is cut at ``limit`` characters; the
+    store keeps the full reflection.
+    """
+    text = _FENCED.sub(" (code omitted) ", text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 4].rstrip() + " ..."
 
 
 def _attempt(rec: TrialRecord) -> Attempt:

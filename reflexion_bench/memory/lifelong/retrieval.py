@@ -64,6 +64,8 @@ class RetrievalConfig:
     weight_dense: Weight of the dense score in ``weighted`` fusion (BM25 gets the rest).
     mmr_lambda: Relevance weight of MMR in [0, 1]; None disables MMR.
     min_score: Drop results scoring below this (after salience), 0 keeps all > 0.
+    min_similarity: Modes with dense scores: drop reflections whose cosine similarity
+        to the query is below this (None: no gate).
     exclude_same_task: Never return reflections written for the query's own task.
     rerank_model: Cross-encoder for ``hybrid_rerank`` (local folder or package:NAME).
     """
@@ -76,6 +78,7 @@ class RetrievalConfig:
     weight_dense: float = 0.5
     mmr_lambda: float | None = None
     min_score: float = 0.0
+    min_similarity: float | None = None
     exclude_same_task: bool = True
     rerank_model: str | None = None
     salience: Salience = field(default_factory=Salience)
@@ -270,8 +273,15 @@ class Retriever:
             if self.encoder is None or self.emb is None:
                 raise ConfigError("memory.encoder", None, f"an encoder for mode `{mode}`")
             qvec = self.encoder.encode([query])[0]
+            cosine = self.emb @ qvec
+            if cfg.min_similarity is not None:
+                # An absolute relevance gate: rank fusion alone would hand the top k of
+                # a small store to any task, however unrelated.
+                mask &= cosine >= cfg.min_similarity
+                if not mask.any():
+                    return []
             # Cosine in [-1, 1] -> [0, 1], so that salience multipliers keep their meaning.
-            parts["dense"] = (self.emb @ qvec + 1.0) / 2.0
+            parts["dense"] = (cosine + 1.0) / 2.0
         c = min(cfg.candidates, int(mask.sum()))
         if mode == "bm25":
             base = parts["bm25"]
