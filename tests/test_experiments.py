@@ -17,6 +17,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
+from omegaconf import open_dict
 
 from reflexion_bench.config import CONFIG_DIR
 from reflexion_bench.runner.run import build_context
@@ -62,7 +63,10 @@ def test_experiment_composes_and_instantiates(name: str, shared_data: Path, tmp_
             overrides=[f"experiment={name}", f"paths.cache_dir={tmp_path}"],
             return_hydra_config=True,
         )
-    # As in the app: `${hydra:...}` interpolations (run names) resolve against it.
+    # As in the app: `${hydra:...}` interpolations (run names, run-folder paths) resolve
+    # against it; compose() leaves the output dir unset, so point it at tmp_path.
+    with open_dict(cfg):
+        cfg.hydra.runtime.output_dir = str(tmp_path)
     HydraConfig.instance().set_config(cfg)
     ctx = build_context(cfg, tmp_path)
     assert ctx.tasks, name
