@@ -35,7 +35,8 @@ def _grey(i: int, n: int) -> str:
 
 def _save(fig: Any, stem: Path) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    # Not with_suffix: model names such as "qwen2.5-coder" hold dots.
+    paths = [stem.parent / f"{stem.name}.png", stem.parent / f"{stem.name}.pdf"]
     fig.tight_layout()
     fig.savefig(paths[0], dpi=150)
     fig.savefig(paths[1])
