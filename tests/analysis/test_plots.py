@@ -62,7 +62,10 @@ def _achromatic(color: Any) -> bool:
 
 def test_trial_curves_are_readable_in_grey_scale(tmp_path: Path, captured: list[Any]) -> None:
     paths = plots.plot_trial_curves(GROUPS, tmp_path / "curves_qwen2.5-coder-0.5b")
-    assert [p.name for p in paths] == ["curves_qwen2.5-coder-0.5b.png", "curves_qwen2.5-coder-0.5b.pdf"]
+    assert [p.name for p in paths] == [
+        "curves_qwen2.5-coder-0.5b.png",
+        "curves_qwen2.5-coder-0.5b.pdf",
+    ]
     assert paths[0].read_bytes()[:4] == b"\x89PNG" and paths[1].read_bytes()[:4] == b"%PDF"
     (fig,) = captured
     lines = fig.axes[0].get_lines()
