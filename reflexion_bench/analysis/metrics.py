@@ -215,6 +215,12 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     )
     first_verdicts = [vs[0] if trials[tid][0] == 1 else None for tid, vs in verdicts.items()]
     final_verdicts = [vs[-1] for vs in verdicts.values()]
+    # LeetcodeHard: visible tests left out of the prompt because they are broken.
+    left_out: dict[str, int] = {}
+    for r in records:
+        extra = (r.get("hidden") or {}).get("extra") or {}
+        if "n_broken_visible_tests" in extra:
+            left_out[str(r["task_id"])] = int(extra["n_broken_visible_tests"])
     summary: dict[str, Any] = {
         "benchmark": _single(df["benchmark"]),
         "strategy": _single(df["strategy"]),
@@ -249,6 +255,11 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         },
         # Calls, tokens and dollars per role (actor, self_test, reflector...) and trial.
         "usage": usage_summary(records),
+        "visible_tests_left_out": (
+            {"tasks": sum(1 for v in left_out.values() if v), "tests": sum(left_out.values())}
+            if left_out
+            else None
+        ),
         "totals": {
             "trials": len(df),
             "model_calls": _total(df["model_calls"], int),

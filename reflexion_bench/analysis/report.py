@@ -12,7 +12,15 @@ from reflexion_bench.runner.runlog import load_run_records
 
 
 def load_summary(run_dir: Path) -> dict[str, Any]:
-    return summarize(load_run_records(run_dir))
+    from reflexion_bench.analysis.alfworld import summary_section
+
+    records = load_run_records(run_dir)
+    summary = summarize(records)
+    # ALFWorld runs also get the paper's Figure 3 view (solved of N, failure causes).
+    section = summary_section(records)
+    if section is not None:
+        summary["alfworld"] = section
+    return summary
 
 
 def write_run_outputs(run_dir: Path) -> dict[str, Any]:
@@ -90,6 +98,10 @@ def format_table(summary: dict[str, Any]) -> str:
         )
     if summary.get("missing"):
         lines.append(f"missing in log   {summary['missing']}")
+    if summary.get("alfworld"):
+        from reflexion_bench.analysis.alfworld import format_summary_section
+
+        lines.append(format_summary_section(summary["alfworld"]))
     return "\n".join(lines)
 
 

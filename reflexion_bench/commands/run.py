@@ -66,7 +66,8 @@ def hydra_main(cfg: DictConfig) -> float | None:
         tracker.log_run(run_dir, summary)
         print(format_table(summary))
         print(f"run folder: {run_dir}")
-        return float(summary.get("final", 0.0)) if summary.get("n_tasks") else None
+        final = summary.get("final")
+        return float(final) if final is not None else None
     except (ConfigError, DatasetError, ModelError, FileNotFoundError, RunAborted) as exc:
         # Errors a user fixes by changing config/data/keys: one clear line, no traceback.
         message = redact_text(str(exc))

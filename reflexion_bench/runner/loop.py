@@ -18,7 +18,7 @@ from reflexion_bench.evaluators.base import Evaluator
 from reflexion_bench.models.base import BudgetExceeded
 from reflexion_bench.reflectors.base import Reflector
 from reflexion_bench.scorers.base import Scorer
-from reflexion_bench.strategies.base import Strategy
+from reflexion_bench.strategies.base import TRIAL_EXTRA_KEY, Strategy
 
 TrialCallback = Callable[[TaskState, TrialRecord, bool], Awaitable[None]]
 
@@ -90,6 +90,8 @@ async def run_trial(state: TaskState, roles: Roles) -> tuple[TrialRecord, bool]:
     finally:
         rec.model_calls = list(state.pending_calls)
         state.pending_calls.clear()
+        # What the strategy did but did not show (e.g. the real reflection behind a control).
+        rec.extra.update(state.scratch.pop(TRIAL_EXTRA_KEY, None) or {})
         rec.wall_time_s = time.perf_counter() - started
     state.trials.append(rec)
     return rec, done

@@ -70,3 +70,13 @@ def test_summary_and_curve_written_from_log(tmp_path: Path) -> None:
     assert on_disk["final"] == s["final"] == pytest.approx(0.5)
     png = (tmp_path / "curve.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+
+
+def test_broken_visible_tests_are_counted_per_task() -> None:
+    log = [dict(r) for r in LOG]
+    log[0] = {**log[0], "hidden": {"passed": False, "extra": {"n_broken_visible_tests": 2}}}
+    log[1] = {**log[1], "hidden": {"passed": True, "extra": {"n_broken_visible_tests": 2}}}
+    log[2] = {**log[2], "hidden": {"passed": False, "extra": {"n_broken_visible_tests": 0}}}
+    s = summarize(log)
+    assert s["visible_tests_left_out"] == {"tasks": 1, "tests": 2}
+    assert summarize(LOG)["visible_tests_left_out"] is None
