@@ -94,3 +94,9 @@ def test_lifelong_experiment_streams_humaneval_and_mbpp(
         "env",
     ).load_tasks()
     assert [t.id for t in again] == [t.id for t in tasks]  # a fixed seeded order
+
+
+def test_baseline_experiment_is_the_same_stream_with_window_memory() -> None:
+    cfg = _compose("experiment=lifelong_code_baseline")
+    assert cfg.memory._target_.endswith("WindowMemory")
+    assert cfg.env._target_.endswith("StreamEnvironment") and cfg.max_concurrent_tasks == 1

@@ -283,6 +283,14 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(
             f"store              {s['size']} reflections, {s['active']} active, by outcome {s['by_outcome']}"
         )
+    growth = report.get("store_growth") or []
+    if growth:
+        lines.append(
+            "store over tasks   size "
+            + " ".join(str(g["size"]) for g in growth)
+            + " | active "
+            + " ".join(str(g["active"]) for g in growth)
+        )
     if "retrieval" in report:
         r = report["retrieval"]
         lines.append(
