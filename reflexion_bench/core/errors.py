@@ -12,3 +12,11 @@ class ConfigError(ValueError):
         allowed_text = allowed if isinstance(allowed, str) else ", ".join(map(str, allowed))
         super().__init__(f"bad value for config key `{key}`: {value!r} (allowed: {allowed_text})")
         self.key = key
+
+
+class TaskStopped(RuntimeError):
+    """A role ended its task on purpose (e.g. a circuit breaker asking for human review).
+
+    The loop records it in the trial's ``extra.stopped`` and ends the task; unlike an
+    error, it does not count toward ``fail_on_error``.
+    """

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from reflexion_bench.actors.base import Actor
+from reflexion_bench.core.errors import TaskStopped
 from reflexion_bench.core.state import TaskState, TrialRecord
 from reflexion_bench.core.types import Attempt, Feedback, Score
 from reflexion_bench.evaluators.base import Evaluator
@@ -83,6 +84,9 @@ async def run_trial(state: TaskState, roles: Roles) -> tuple[TrialRecord, bool]:
         # resume with a larger budget redoes the task; the runner stops the run.
         rec.error = _error_text(exc)
         state.scratch["budget_exceeded"] = str(exc)
+        done = True
+    except TaskStopped as exc:
+        rec.extra["stopped"] = f"{type(exc).__name__}: {exc}"
         done = True
     except Exception as exc:
         rec.error = _error_text(exc)

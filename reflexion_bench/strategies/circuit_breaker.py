@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.errors import ConfigError, TaskStopped
 from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Feedback
 from reflexion_bench.memory.base import MemoryEntry
@@ -39,7 +39,7 @@ EVIDENCE_TEXT = (
 )
 
 
-class CircuitBreakerOpen(RuntimeError):
+class CircuitBreakerOpen(TaskStopped):
     """The same failure repeated too often: the task stops and needs a human's review."""
 
 

@@ -132,8 +132,10 @@ def test_same_cause_twice_asks_for_evidence_and_thrice_stops(tmp_path: Path) -> 
     assert "new_evidence_required" not in recs[1]["extra"]["memory_kinds"]
     assert "new_evidence_required" in recs[2]["extra"]["memory_kinds"]
     assert any("gather new evidence" in m for m in recs[2]["memory_shown"])
-    assert recs[2]["final"] and recs[2]["error"].startswith("CircuitBreakerOpen")
-    assert "human review" in recs[2]["error"]
+    # Stopped on purpose, not errored: it does not count toward fail_on_error.
+    assert recs[2]["final"] and recs[2]["error"] is None
+    assert recs[2]["extra"]["stopped"].startswith("CircuitBreakerOpen")
+    assert "human review" in recs[2]["extra"]["stopped"]
 
 
 class AlternatingEvaluator:
