@@ -13,9 +13,18 @@ COMMANDS = {
     "run": ("reflexion_bench.commands.run", "run an experiment (Hydra overrides follow)"),
     "report": ("reflexion_bench.commands.report", "recompute metrics of run folders"),
     "evaluate": ("reflexion_bench.commands.evaluate", "score solutions without the loop"),
-    "import-reflexion-logs": ("reflexion_bench.commands.import_logs", "import the paper's own run logs"),
-    "memory": ("reflexion_bench.commands.memory", "review/deprecate/maintain reflection stores; lifelong report"),
-    "bench": ("reflexion_bench.commands.bench", "benchmarks: `bench memory --n N` retrieval latency"),
+    "import-reflexion-logs": (
+        "reflexion_bench.commands.import_logs",
+        "import the paper's own run logs",
+    ),
+    "memory": (
+        "reflexion_bench.commands.memory",
+        "review/deprecate/maintain reflection stores; lifelong report",
+    ),
+    "bench": (
+        "reflexion_bench.commands.bench",
+        "benchmarks: `bench memory --n N` retrieval latency",
+    ),
 }
 
 
