@@ -200,6 +200,14 @@ def read_jsonl(path: Path, key: str) -> Iterator[dict[str, Any]]:
 _TOP_LEVEL_CALL = re.compile(r"^(?!def |class |\s|#)[^\n]*\b(?:check|test_check)\s*\(", re.M)
 
 
+def with_timeout(tasks: list[Task], timeout_s: float | None) -> list[Task]:
+    """Give every task the environment's hidden-test timeout unless it has its own."""
+    if timeout_s is not None:
+        for task in tasks:
+            task.data.setdefault("timeout_s", timeout_s)
+    return tasks
+
+
 def needs_check_call(test: str) -> bool:
     """Whether a test file only *defines* ``check`` (HumanEval) rather than calling it
     (MultiPL-E files end with ``test_check()``)."""

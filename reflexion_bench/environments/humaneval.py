@@ -14,7 +14,12 @@ from pathlib import Path
 
 from reflexion_bench.core.types import Task
 from reflexion_bench.environments.base import DatasetError, select_tasks
-from reflexion_bench.environments.code_common import CodeLanguage, problem_to_task, read_jsonl
+from reflexion_bench.environments.code_common import (
+    CodeLanguage,
+    problem_to_task,
+    read_jsonl,
+    with_timeout,
+)
 from reflexion_bench.environments.code_python import PythonLanguage
 
 
@@ -70,10 +75,7 @@ class HumanEvalEnvironment:
         ]
         if not tasks:
             raise DatasetError(f"no problems in {path}; check `env.path`")
-        if self.timeout_s is not None:
-            for t in tasks:
-                t.data.setdefault("timeout_s", self.timeout_s)
-        return tasks
+        return with_timeout(tasks, self.timeout_s)
 
     def load_tasks(self) -> list[Task]:
         return select_tasks(self.load_all(), self.limit, self.task_ids)

@@ -22,7 +22,12 @@ from typing import Any
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.types import Task
 from reflexion_bench.environments.base import DatasetError, select_tasks
-from reflexion_bench.environments.code_common import CodeLanguage, problem_to_task, read_jsonl
+from reflexion_bench.environments.code_common import (
+    CodeLanguage,
+    problem_to_task,
+    read_jsonl,
+    with_timeout,
+)
 from reflexion_bench.environments.code_python import PythonLanguage
 
 SOURCES = ("jsonl", "hf")
@@ -86,10 +91,7 @@ class MBPPEnvironment:
             ]
         if not tasks:
             raise DatasetError(f"no MBPP problems found ({self._where()})")
-        if self.timeout_s is not None:
-            for t in tasks:
-                t.data.setdefault("timeout_s", self.timeout_s)
-        return tasks
+        return with_timeout(tasks, self.timeout_s)
 
     def load_tasks(self) -> list[Task]:
         return select_tasks(self.load_all(), self.limit, self.task_ids)

@@ -25,7 +25,12 @@ from typing import Any
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.types import Task
 from reflexion_bench.environments.base import DatasetError, select_tasks
-from reflexion_bench.environments.code_common import CodeLanguage, problem_to_task, read_jsonl
+from reflexion_bench.environments.code_common import (
+    CodeLanguage,
+    problem_to_task,
+    read_jsonl,
+    with_timeout,
+)
 
 SOURCES = ("jsonl", "hf")
 #: MultiPL-E's language tags, by the CodeLanguage name that runs them.
@@ -132,12 +137,10 @@ class MultiPLEEnvironment:
                 task.data["test"] = test.lstrip()[1:]
             if row.get("stop_tokens"):
                 task.data["stop_tokens"] = list(row["stop_tokens"])
-            if self.timeout_s is not None:
-                task.data.setdefault("timeout_s", self.timeout_s)
             tasks.append(task)
         if not tasks:
             raise DatasetError(f"no problems found; check `{where}`")
-        return tasks
+        return with_timeout(tasks, self.timeout_s)
 
     def load_tasks(self) -> list[Task]:
         return select_tasks(self.load_all(), self.limit, self.task_ids)
