@@ -15,6 +15,15 @@ from typing import Literal
 StopReason = Literal["exit", "timeout", "memory", "signal", "output_limit", "error"]
 
 
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (workers never started, the supervisor died, the judge
+    never reported ready): a *run* error, never a verdict on the candidate's code.
+
+    Raised by the code judges instead of returning a ``fail``/``error`` verdict, so the
+    trial is recorded as errored (visible in reports, redone by ``retry_errored``).
+    """
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits for one execution. Defaults suit one unit-test program."""
