@@ -62,6 +62,9 @@ class TrialRecord:
     wall_time_s: float = 0.0
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Reads of the answer key by loop roles in this trial, ``{source: count}`` (see
+    #: :mod:`reflexion_bench.core.answer_key`); ``{}`` for a clean trial.
+    answer_key_uses: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

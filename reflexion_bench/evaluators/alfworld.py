@@ -4,7 +4,9 @@ The paper reflects when an episode fails, and cuts an episode short when the age
 repeats the same action with the same answer three times in a row, or when it runs
 past a step budget. The cut itself happens while the actor plays (it needs
 :func:`trailing_repeats` at every step); this evaluator reads the finished episode and
-says why it failed, in words the reflector sees.
+says why it failed, in words the reflector sees. Its verdict is the game's own
+success signal, i.e. the answer key inside the loop: each call is counted
+(:mod:`reflexion_bench.core.answer_key`) and the run labelled ``answer-in-loop``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from reflexion_bench.core.answer_key import EVALUATOR_ENV_SUCCESS, note_answer_key_use
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Feedback
@@ -69,6 +72,8 @@ class AlfWorldEvaluator:
 
     async def evaluate(self, state: TaskState, attempt: Attempt) -> Feedback:
         info = episode_info(attempt)
+        # The game's own success flag is the answer key (as in the paper): counted.
+        note_answer_key_use(state, EVALUATOR_ENV_SUCCESS)
         n = int(info.get("n_actions", len(info.get("steps", []))))
         details = {
             "won": bool(info.get("won")),

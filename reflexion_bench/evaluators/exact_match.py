@@ -4,11 +4,13 @@ Unlike the code benchmarks (where the in-loop signal comes from self-generated t
 the paper's HotpotQA agents learn after each trial whether their answer matched the
 reference answer: the environment's binary reward. This evaluator reproduces that and
 says so in its name. Its feedback text tells whether the answer was wrong or never
-given, and never reveals the gold answer.
+given, and never reveals the gold answer. Every call counts one use of the answer key
+(:mod:`reflexion_bench.core.answer_key`): runs with it are labelled ``answer-in-loop``.
 """
 
 from __future__ import annotations
 
+from reflexion_bench.core.answer_key import EVALUATOR_GOLD_ANSWER, note_answer_key_use
 from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Feedback
 from reflexion_bench.scorers.exact_match import answer_metrics, gold_answer
@@ -34,6 +36,9 @@ class GoldExactMatchEvaluator:
 
     async def evaluate(self, state: TaskState, attempt: Attempt) -> Feedback:
         gold = gold_answer(state.task.data, self.answer_key)
+        # The paper's protocol, and the answer key inside the loop: counted, so the run
+        # is labelled answer-in-loop from its log.
+        note_answer_key_use(state, EVALUATOR_GOLD_ANSWER)
         answer = attempt.candidate.strip()
         metrics = answer_metrics(answer, gold)
         details = {"em": metrics["em"], "f1": metrics["f1"]}

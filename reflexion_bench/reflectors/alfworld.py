@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reflexion_bench.core.answer_key import REFLECTOR_ENV_SUCCESS, note_answer_key_use
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Feedback, Message
@@ -53,6 +54,11 @@ class AlfWorldReflector:
         return [Message("user", text)]
 
     async def reflect(self, state: TaskState, attempt: Attempt, feedback: Feedback) -> str:
+        if not feedback.text:
+            # No evaluator feedback (e.g. strategy=reflexion_no_tests): the outcome shown
+            # is the actor's candidate, "won ..."/"not won ...", i.e. the game's own
+            # success signal: the answer key inside the loop.
+            note_answer_key_use(state, REFLECTOR_ENV_SUCCESS)
         cfg = state.services.generate_config.replace(max_tokens=self.max_tokens, stop=())
         out = await state.generate("reflector", self.messages(attempt, feedback), cfg)
         text = out.text.strip()

@@ -41,7 +41,11 @@ class QAReflector:
 
     def messages(self, attempt: Attempt, feedback: Feedback) -> list[Message]:
         trajectory = attempt.trajectory.strip() or f"Answer: {attempt.candidate}"
-        outcome = feedback.text.strip() or "The answer was judged incorrect."
+        # Without an in-loop evaluator (strategy=reflexion_no_tests) nothing checked the
+        # answer: say so rather than call it wrong, so the reflector judges it itself.
+        unchecked = "The answer was not checked; judge from the steps whether it is right."
+        fallback = unchecked if feedback.passed is None else "The answer was judged incorrect."
+        outcome = feedback.text.strip() or fallback
         return [
             Message("system", self.pack.render("reflect_instructions").strip()),
             Message(

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from reflexion_bench.actors.base import Actor
+from reflexion_bench.core.answer_key import take_answer_key_uses
 from reflexion_bench.core.errors import TaskStopped
 from reflexion_bench.core.state import TaskState, TrialRecord
 from reflexion_bench.core.types import Attempt, Feedback, Score
@@ -96,6 +97,7 @@ async def run_trial(state: TaskState, roles: Roles) -> tuple[TrialRecord, bool]:
         state.pending_calls.clear()
         # What the strategy did but did not show (e.g. the real reflection behind a control).
         rec.extra.update(state.scratch.pop(TRIAL_EXTRA_KEY, None) or {})
+        rec.answer_key_uses = take_answer_key_uses(state)
         rec.wall_time_s = time.perf_counter() - started
     state.trials.append(rec)
     return rec, done
