@@ -11,11 +11,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reflexion_bench.analysis.answer_key import label_text
 from reflexion_bench.analysis.budget import AXIS_LABELS
 
 _STYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 1)), (0, (8, 3))]
 _MARKERS = ["o", "s", "^", "D", "v", "x", "*", "P", "h", "<"]
 _HATCHES = ["", "//", "..", "xx", "\\\\", "++", "oo", "--"]
+
+
+def _answer_note(group: Mapping[str, Any]) -> str:
+    """A legend note for runs whose loop read the answer key (or whose log cannot tell)."""
+    section = group.get("answer_key")
+    if section and section.get("label") == "clean":
+        return ""
+    return f" [{label_text(section)}]"
 
 
 def _plt() -> Any:
@@ -78,7 +87,7 @@ def plot_trial_curves(
             linestyle=_STYLES[i % len(_STYLES)],
             marker=_MARKERS[i % len(_MARKERS)],
             color=color,
-            label=f"{g['label']} (n={g['n_tasks']})",
+            label=f"{g['label']} (n={g['n_tasks']}){_answer_note(g)}",
         )
         if all("low" in pts[k - 1] for k in ks):
             ax.fill_between(
@@ -120,7 +129,7 @@ def plot_success_vs_budget(
             linestyle=_STYLES[i % len(_STYLES)],
             marker=_MARKERS[i % len(_MARKERS)],
             color=_grey(i, len(groups)),
-            label=g["label"],
+            label=f"{g['label']}{_answer_note(g)}",
         )
     ax.set_xlabel(AXIS_LABELS.get(axis, axis))
     ax.set_ylabel("success rate")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reflexion_bench.analysis.answer_key import describe, label_text, run_answer_key
 from reflexion_bench.analysis.metrics import summarize
 from reflexion_bench.runner.runlog import load_run_records
 
@@ -16,6 +17,8 @@ def load_summary(run_dir: Path) -> dict[str, Any]:
 
     records = load_run_records(run_dir)
     summary = summarize(records)
+    # clean / answer-in-loop, counted from the trial log and the memory events.
+    summary["answer_key"] = run_answer_key(records, [run_dir])
     # ALFWorld runs also get the paper's Figure 3 view (solved of N, failure causes).
     section = summary_section(records)
     if section is not None:
@@ -50,6 +53,9 @@ def plot_trial_curve(summary: dict[str, Any], path: Path) -> None:
     ax.set_ylim(0, 1.02)
     ax.set_xticks(ks)
     title = f"{summary.get('benchmark')} / {summary.get('strategy')} (n={summary['n_tasks']})"
+    if "answer_key" in summary:
+        # A reader of the figure alone must see whether the loop saw the answer key.
+        title += f"\n{label_text(summary['answer_key'])}"
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
@@ -74,6 +80,7 @@ def format_table(summary: dict[str, Any]) -> str:
     lines = [
         f"benchmark={summary['benchmark']} strategy={summary['strategy']} model={summary['model']}",
         f"tasks            {summary['n_tasks']}",
+        f"answer key       {describe(summary.get('answer_key'))}",
         f"first-try        {_f(summary['first_try'])}",
         f"final (pass@1)   {_f(summary['final'])}",
         "success@trial    " + " ".join(_f(v) for v in summary["success_at_trial"]),

@@ -3,7 +3,8 @@
 Accepts run folders, ``log.jsonl`` paths and sweep folders (any folder is searched
 recursively for ``log.jsonl``). Runs of the same group whose task sets do not overlap
 (e.g. shards of one experiment) are pooled into one group; runs that repeat tasks
-(seeds, replicates) stay separate rows, labelled by folder name.
+(seeds, replicates) stay separate rows, labelled by folder name, and so do a ``clean``
+and an ``answer-in-loop`` run (:mod:`reflexion_bench.analysis.answer_key`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reflexion_bench.analysis.answer_key import run_answer_key
 from reflexion_bench.analysis.metrics import summarize
 from reflexion_bench.runner.runlog import LOG_NAME, load_run_records
 
@@ -75,7 +77,13 @@ def _label(value: Any) -> str:
 
 def load_run(path: Path) -> Run:
     records = load_run_records(path)
-    return Run(path=path, records=records, summary=summarize(records))
+    summary = summarize(records)
+    summary["answer_key"] = run_answer_key(records, [path])
+    return Run(path=path, records=records, summary=summary)
+
+
+def _answer_label(summary: dict[str, Any]) -> str:
+    return str((summary.get("answer_key") or {}).get("label"))
 
 
 @dataclass
@@ -107,8 +115,14 @@ def group_runs(runs: Sequence[Run]) -> list[Group]:
         if not run.records:
             continue
         candidates = by_key.setdefault(run.key, [])
+        # A clean run and an answer-in-loop run are never pooled into one number.
         target = next(
-            (g for g in candidates if not (g_tasks(g) & run.task_ids)),
+            (
+                g
+                for g in candidates
+                if not (g_tasks(g) & run.task_ids)
+                and _answer_label(g.runs[0].summary) == _answer_label(run.summary)
+            ),
             None,
         )
         if target is None:
@@ -120,6 +134,7 @@ def group_runs(runs: Sequence[Run]) -> list[Group]:
     for key, gs in by_key.items():
         for g in gs:
             g.summary = summarize(g.records)
+            g.summary["answer_key"] = run_answer_key(g.records, [r.path for r in g.runs])
             if len(gs) > 1:
                 g.label = f"{key[1]} ({', '.join(r.path.name for r in g.runs)})"
     return groups

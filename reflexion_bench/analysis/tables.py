@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from reflexion_bench.analysis.answer_key import label_text
 from reflexion_bench.analysis.budget import (
     AXES,
     best_of_n_for_budget,
@@ -130,6 +131,7 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
         "breaks": s.get("breaks"),
         "first_to_final": s.get("first_to_final"),
         "errored_tasks": s.get("errored_tasks"),
+        "answer_key": s.get("answer_key"),
         "self_test": {
             "confusion": s.get("self_test_confusion"),
             "rates": s.get("self_test_rates"),
@@ -320,6 +322,8 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 "final": _est(g["final"]),
                 "final_low": g["final"].get("low"),
                 "final_high": g["final"].get("high"),
+                # clean / answer-in-loop (N uses): did the loop see the answer key?
+                "answer_key": label_text(g.get("answer_key")),
                 "logged_final": (g.get("logged") or {}).get("final"),
                 "fixes": g["fixes"],
                 "breaks": g["breaks"],
@@ -509,6 +513,7 @@ _HEADERS = {
     "calls_per_task": "calls/task",
     "dollars_total": "$ total",
     "wall_s_per_task": "wall s/task",
+    "answer_key": "answer key",
     "diff": "A - B",
     "mcnemar_p": "McNemar p",
     "only_a": "only A",
@@ -673,6 +678,14 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
         lines.append(
             "Shares in %, [95% bootstrap CI over tasks]; published rows are the paper's printed figures."
         )
+        if any(
+            (g.get("answer_key") or {}).get("label") == "answer-in-loop" for g in report["groups"]
+        ):
+            lines.append(
+                "answer key: `answer-in-loop` rows fed the gold answer / the environment's "
+                "success signal / the hidden verdict back into the loop (N = reads logged); "
+                "they are not comparable with `clean` rows"
+            )
         for g in report["groups"]:
             bon = g.get("best_of_n_equal_tokens")
             if bon:
