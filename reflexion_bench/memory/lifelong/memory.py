@@ -11,7 +11,12 @@ policies, and returns a :class:`TaskLifelongMemory` that
 - in ``end_task`` decides (gating) whether the task leaves a lesson in the store,
   writes it with its outcome and failure signature, has it judged (optional), and
   appends what happened to ``memory_events.jsonl`` (retrievals with ids and scores,
-  every policy's gating decision, model calls made after the last trial).
+  every policy's gating decision, model calls made after the last trial, and reads of
+  the answer key, ``answer_key_uses``).
+
+Outcomes come from the in-loop verdict (what the agent itself knows). The scorer's
+hidden verdict is read only with ``label_from_hidden=true``; without an in-loop verdict
+the outcome is ``unknown``.
 
 Tasks must run one at a time (``max_concurrent_tasks=1``) for a reproducible stream.
 """
@@ -27,6 +32,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from reflexion_bench.core.answer_key import (
+    MEMORY_HIDDEN_VERDICT,
+    note_answer_key_use,
+    take_answer_key_uses,
+)
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import TaskState, TrialRecord
 from reflexion_bench.core.types import Attempt, Feedback, to_jsonable
@@ -100,11 +110,20 @@ class LifelongMemory:
         reflector: Writes post-task lessons (a lesson for a solved task that had no
             failure, and a reflection on a final failed trial); None disables both.
         reflect_on_final_failure: Reflect on the last failed trial of a task
-            (the loop does not, since no trial follows it).
+            (the loop does not, since no trial follows it), or on the last trial of a
+            task without a verdict (outcome ``unknown``).
         store_reflections: ``last`` (one lesson per task: the latest) or ``all``.
         judge: Grade each lesson with the rubric (role ``judge``); None: no grading.
-        outcome_source: ``self_test`` (what the agent knows) or ``hidden`` (the
-            scorer, for analyses that accept the leak into future prompts).
+        label_from_hidden: Label a task's outcome (and decide failure/success lessons)
+            from the scorer's hidden verdict instead of the in-loop verdict. That puts
+            the answer key into later tasks' prompts: every read is counted in the
+            ``end_task`` event (``answer_key_uses``) and the run is labelled
+            ``answer-in-loop``. Off (default): the hidden verdict is never read; a task
+            without an in-loop verdict (``strategy=simple``, ``reflexion_no_tests``) has
+            outcome ``unknown`` and the reflector's own reading of its last attempt
+            is what is stored.
+        outcome_source: Replaced by ``label_from_hidden``; only there to name it in
+            the error.
         events_path: Where to append the memory events (the run folder's
             ``memory_events.jsonl``); None: not logged.
         clock: "Now" (a :class:`SimulatedClock`, or the wall clock when None).
@@ -127,7 +146,8 @@ class LifelongMemory:
         reflect_on_final_failure: bool = True,
         store_reflections: str = "last",
         judge: ReflectionJudge | None = None,
-        outcome_source: str = "self_test",
+        label_from_hidden: bool = False,
+        outcome_source: str | None = None,
         events_path: str | Path | None = None,
         clock: Any = None,
         model_name: str | None = None,
@@ -138,8 +158,14 @@ class LifelongMemory:
             raise ConfigError("memory.maintenance", maintenance, ("between_tasks", "never"))
         if store_reflections not in STORE_CHOICES:
             raise ConfigError("memory.store_reflections", store_reflections, STORE_CHOICES)
-        if outcome_source not in ("self_test", "hidden"):
-            raise ConfigError("memory.outcome_source", outcome_source, ("self_test", "hidden"))
+        if outcome_source is not None:
+            raise ConfigError(
+                "memory.outcome_source",
+                outcome_source,
+                "none, this key was renamed: set memory.label_from_hidden=true|false instead",
+            )
+        if not isinstance(label_from_hidden, bool):
+            raise ConfigError("memory.label_from_hidden", label_from_hidden, "true or false")
         self.clock = clock or utcnow
         self.store = ReflectionStore(store, clock=self.clock, agent=agent)
         self.shared = [ReflectionStore(p, read_only=True, clock=self.clock) for p in share_from]
@@ -159,7 +185,7 @@ class LifelongMemory:
         self.reflect_on_final_failure = reflect_on_final_failure
         self.store_reflections = store_reflections
         self.judge = judge
-        self.outcome_source = outcome_source
+        self.label_from_hidden = label_from_hidden
         self.model_name = model_name
         self.task_chars = task_chars
         self.lesson_chars = lesson_chars
@@ -261,11 +287,16 @@ class TaskLifelongMemory:
             "task_type": state.task.benchmark,
         }
         pending_before = len(state.pending_calls)
+        take_answer_key_uses(state)  # anything left belongs to no trial; start at zero
         try:
             await self._end_task(state, event)
         except Exception as exc:  # a failed write is logged; the run goes on
             event["error"] = f"{type(exc).__name__}: {exc}"
             log.warning("lifelong memory: storing for %s failed: %s", state.task.id, exc)
+        # Reads of the answer key after the last trial record (the hidden verdict for
+        # labels, a reflector told "won"): they reach later tasks through the store, so
+        # they are logged here, always (``{}`` = none), and count in the run's label.
+        event["answer_key_uses"] = take_answer_key_uses(state)
         calls = state.pending_calls[pending_before:]
         # These calls happen after the task's last trial record was written: account
         # for them here so judge/reflector cost after the loop is not lost.
@@ -281,9 +312,12 @@ class TaskLifelongMemory:
         if not trials:
             event["skipped"] = "no trials"
             return
-        verdicts = [self._verdict(t) for t in trials]
+        verdicts = [self._verdict(state, t) for t in trials]
         solved = verdicts[-1] is True
         had_failure = any(v is False for v in verdicts)
+        # No verdict on the submitted attempt: nothing in the loop judged it, and the
+        # answer key is not asked (unless label_from_hidden).
+        unknown = verdicts[-1] is None
         facts = TaskFacts(
             task_type=state.task.benchmark,
             had_failure=had_failure,
@@ -294,6 +328,10 @@ class TaskLifelongMemory:
         event.update(
             solved=solved,
             had_failure=had_failure,
+            outcome="unknown" if unknown else ("success" if solved else "failure"),
+            verdict_source="hidden"
+            if f.label_from_hidden
+            else ("self_test" if any(v is not None for v in verdicts) else "none"),
             confidence=round(facts.confidence, 4),
             stored_of_type=facts.stored_of_type,
             policy=f.gating.policy,
@@ -309,14 +347,15 @@ class TaskLifelongMemory:
         lessons: list[tuple[int, str, str, str, str]] = []  # + outcome
         if write:
             if (
-                had_failure
+                (had_failure or unknown)
                 and f.reflector is not None
                 and f.reflect_on_final_failure
-                and (verdicts[-1] is False and not last.reflection and not last.error)
+                and (verdicts[-1] is not True and not last.reflection and not last.error)
             ):
-                text = await f.reflector.reflect(
-                    state, _attempt(last), last.self_test or Feedback(False)
-                )
+                # An unknown outcome goes to the reflector without a verdict: its own
+                # judgement of the attempt, not the answer key, is what gets stored.
+                fallback = Feedback(None) if unknown else Feedback(False)
+                text = await f.reflector.reflect(state, _attempt(last), last.self_test or fallback)
                 written.append(
                     (
                         last.trial,
@@ -328,7 +367,7 @@ class TaskLifelongMemory:
                 event["final_failure_reflection"] = True
             if written:
                 chosen = written if f.store_reflections == "all" else written[-1:]
-                outcome = "partial" if solved else "failure"
+                outcome = "unknown" if unknown else ("partial" if solved else "failure")
                 lessons = [(*w, outcome) for w in chosen]
             elif solved and f.reflector is not None:
                 fb = last.self_test or Feedback(True)
@@ -382,12 +421,19 @@ class TaskLifelongMemory:
             ],
         )
 
-    def _verdict(self, rec: TrialRecord) -> bool | None:
-        if self.factory.outcome_source == "hidden" or in_loop_passed(rec) is None:
-            if rec.error:
-                return False
-            return None if rec.hidden is None else rec.hidden.passed
-        return in_loop_passed(rec)
+    def _verdict(self, state: TaskState, rec: TrialRecord) -> bool | None:
+        """The trial's verdict as the memory may know it (None: no verdict exists).
+
+        Only ``label_from_hidden`` reads the scorer's verdict, and each read is counted.
+        """
+        if not self.factory.label_from_hidden:
+            return in_loop_passed(rec)
+        if rec.error:
+            return False
+        if rec.hidden is None:
+            return None
+        note_answer_key_use(state, MEMORY_HIDDEN_VERDICT)
+        return rec.hidden.passed
 
 
 _FENCED = re.compile(r"```.*?(```|\Z)", re.S)

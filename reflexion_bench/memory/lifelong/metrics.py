@@ -259,7 +259,7 @@ def usefulness(
             "first_try_when_retrieved": 0,
             "success_when_retrieved": 0,
         }
-        for k in ("post_failure", "post_success")
+        for k in ("post_failure", "post_success", "unknown_outcome")
     }
     for outcome in outcome_of.values():
         stats[_kind(outcome)]["stored"] += 1
@@ -295,6 +295,10 @@ def usefulness(
 
 
 def _kind(outcome: str) -> str:
+    # A lesson of a task with no verdict (``unknown``) is neither post-failure nor
+    # post-success: kept apart rather than guessed into one of them.
+    if outcome == "unknown":
+        return "unknown_outcome"
     return "post_failure" if outcome in POST_FAILURE else "post_success"
 
 

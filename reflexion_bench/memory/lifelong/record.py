@@ -17,9 +17,12 @@ from typing import Any
 
 import yaml
 
-OUTCOMES = ("success", "partial", "failure")
+OUTCOMES = ("success", "partial", "failure", "unknown")
 """``failure``: written after a failed trial of a task never solved; ``partial``: after
-a failed trial of a task solved later; ``success``: written after a solved task."""
+a failed trial of a task solved later; ``success``: written after a solved task;
+``unknown``: no verdict on the task exists in the loop (no in-loop evaluator, e.g.
+``strategy=simple`` or ``reflexion_no_tests``), so the reflector's own reading of the
+attempt is stored, never a verdict taken from the answer key."""
 
 _TASK_HEADING = "## Task"
 _REFLECTION_HEADING = "## Reflection"

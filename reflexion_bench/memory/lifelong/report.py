@@ -28,6 +28,7 @@ from reflexion_bench.memory.lifelong.metrics import (
     tfidf_neighbours,
     usefulness,
 )
+from reflexion_bench.memory.lifelong.record import OUTCOMES
 from reflexion_bench.memory.lifelong.store import ReflectionStore
 from reflexion_bench.runner.runlog import load_run_records
 
@@ -113,10 +114,7 @@ def lifelong_report(
                 "path": str(store_path),
                 "size": len(st),
                 "active": st.count(active_only=True),
-                "by_outcome": {
-                    o: sum(1 for v in outcome_of.values() if v == o)
-                    for o in ("failure", "partial", "success")
-                },
+                "by_outcome": {o: sum(1 for v in outcome_of.values() if v == o) for o in OUTCOMES},
             }
     if events:
         ends = [e for e in events if e.get("event") == "end_task"]
@@ -299,8 +297,10 @@ def format_report(report: dict[str, Any]) -> str:
         )
     if "usefulness" in report:
         u = report["usefulness"]
-        for kind in ("post_failure", "post_success"):
-            k = u[kind]
+        for kind in ("post_failure", "post_success", "unknown_outcome"):
+            k = u.get(kind)
+            if k is None or (kind == "unknown_outcome" and not k["stored"]):
+                continue
             lines.append(
                 f"{kind:<18} stored {k['stored']} retrieved {k['retrievals']}x, success when retrieved "
                 f"{_f(k['success_when_retrieved'])}, useful/stored {_f(k['useful_per_stored'])}"
