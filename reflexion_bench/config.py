@@ -19,8 +19,43 @@ from reflexion_bench.core.errors import ConfigError
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
-_SECRET_KEY = re.compile(r"(api_?key|secret|token|password|cookie|authorization)$", re.I)
-_SECRET_VALUE = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,})")
+MASK = "***"
+
+# Key names whose values are secrets, wherever they sit (config nodes, `key=value`
+# overrides, headers, query strings, environment variables). Anchored at the end so
+# that `api_key_env` (which names a variable) and `max_tokens` stay readable.
+_KEY_WORDS = (
+    r"api[_-]?key|apikey|x[_-]api[_-]key|secret|secret[_-]?key|client[_-]?secret|token"
+    r"|access[_-]?token|auth[_-]?token|password|passwd|cookie|authorization"
+    r"|credentials?|private[_-]?key|access[_-]?key|session[_-]?id|leetcode[_-]?session"
+)
+_SECRET_KEY = re.compile(rf"({_KEY_WORDS})$", re.I)
+# Shapes of credentials issued by common providers, recognised under any key name.
+_SECRET_VALUE = re.compile(
+    r"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"  # OpenAI, Anthropic
+    r"|gsk_[A-Za-z0-9]{8,}"  # Groq
+    r"|hf_[A-Za-z0-9]{8,}"  # Hugging Face
+    r"|xai-[A-Za-z0-9]{8,}"  # xAI
+    r"|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"  # GitHub
+    r"|AIza[0-9A-Za-z_\-]{20,}"  # Google
+    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+    r"|xox[abprs]-[A-Za-z0-9\-]{8,}"  # Slack
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"  # JWT
+)
+# `Authorization: Bearer <token>` and friends: the scheme stays, the credential goes.
+_AUTH_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)[A-Za-z0-9._~+/=\-]{6,}", re.I)
+# user:password@ (or a lone token@) in a URL.
+_URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@?#]+@")
+# key=value / key: value / "key": "value" with a secret key name (command lines,
+# Hydra overrides, query strings, JSON or YAML text, environment dumps).
+_SECRET_PAIR = re.compile(
+    rf"((?:[A-Za-z0-9_.\-]*?)(?:{_KEY_WORDS})[\"']?\s*[=:]\s*[\"']?)(?!\*\*\*|\$\{{)([^\s\"',&}}\]#]+)",
+    re.I,
+)
+# Query parameters that carry credentials under short names (`?key=`, `?sig=`).
+_SECRET_QUERY = re.compile(r"([?&;](?:key|sig|signature|auth|code)=)[^&#\s\"']+", re.I)
+# An interpolation (`${oc.env:OPENAI_API_KEY}`) names where a secret comes from: keep it.
+_INTERPOLATION = re.compile(r"^\$\{[^}]*\}$")
 
 
 def build(node: Any, key: str, **kwargs: Any) -> Any:
@@ -47,18 +82,24 @@ def _target_of(node: Any) -> Any:
 
 
 def redact(obj: Any) -> Any:
-    """A copy of a plain container with secret-looking keys and values masked."""
+    """A copy of a plain container with secret-looking keys and values masked.
+
+    Values under a secret key name are masked whole (whatever their shape); every
+    other string goes through :func:`redact_text` (credential shapes, URLs with
+    credentials, ``key=value`` pairs).
+    """
     if isinstance(obj, DictConfig | ListConfig):
         obj = OmegaConf.to_container(obj, resolve=False)
     if isinstance(obj, dict):
         out: dict[Any, Any] = {}
         for k, v in obj.items():
             if isinstance(k, str) and _SECRET_KEY.search(k) and v not in (None, ""):
-                out[k] = "***"
+                keep = isinstance(v, str) and _INTERPOLATION.match(v)
+                out[k] = v if keep else MASK
             else:
                 out[k] = redact(v)
         return out
-    if isinstance(obj, list):
+    if isinstance(obj, list | tuple):
         return [redact(v) for v in obj]
     if isinstance(obj, str):
         return redact_text(obj)
@@ -66,18 +107,66 @@ def redact(obj: Any) -> Any:
 
 
 def redact_text(text: str) -> str:
-    """Mask API-key-looking substrings, and the values of key variables set in this process."""
+    """Mask secrets in free text: credential shapes (``sk-...``, ``gsk_...``,
+    ``Bearer ...``), credentials in URLs (``https://user:KEY@host``, ``?api_key=``),
+    values of secret-named ``key=value`` pairs, and the values of this process's
+    secret-named environment variables."""
     import os
 
-    text = _SECRET_VALUE.sub("***", text)
-    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "LEETCODE_SESSION", "WANDB_API_KEY"):
-        value = os.environ.get(var)
-        if value and len(value) >= 6:
-            text = text.replace(value, "***")
+    text = _SECRET_VALUE.sub(MASK, text)
+    text = _AUTH_SCHEME.sub(rf"\1\2{MASK}", text)
+    text = _URL_USERINFO.sub(rf"\1{MASK}@", text)
+    text = _SECRET_QUERY.sub(rf"\1{MASK}", text)
+    text = _SECRET_PAIR.sub(rf"\1{MASK}", text)
+    # A key of any shape set in the environment (a self-hosted server's token) is
+    # still recognised by its value.
+    for var, value in os.environ.items():
+        if len(value) >= 8 and _SECRET_ENV.search(var) and value in text:
+            text = text.replace(value, MASK)
     return text
+
+
+_SECRET_ENV = re.compile(rf"({_KEY_WORDS})$|^(LEETCODE_SESSION|WANDB_API_KEY)$", re.I)
+
+
+def redact_override(arg: str) -> str:
+    """One command-line argument or Hydra override (``model.api_key=VALUE``) with its
+    value masked whole when the key names a secret, else as :func:`redact_text`.
+
+    Whole-value masking matters for quoted values with spaces (``'x=my pass phrase'``)
+    that the text patterns would only partly cover.
+    """
+    key, sep, value = arg.partition("=")
+    name = key.lstrip("+~").rsplit(".", 1)[-1].strip("'\"")
+    if sep and value and _SECRET_KEY.search(name) and not _INTERPOLATION.match(value):
+        return f"{key}={MASK}"
+    return redact_text(arg)
+
+
+def redact_dirname(text: str) -> str:
+    """``text`` (a Hydra ``override_dirname``) with secrets masked, safe as a folder
+    name: sweep job folders are named from their overrides and must not hold a key."""
+    parts = [redact_override(p) for p in str(text).split(",")]
+    return ",".join(parts).replace(MASK, "REDACTED")
+
+
+def register_resolvers() -> None:
+    """OmegaConf resolvers of this project (``${redact_dirname:...}``); idempotent."""
+    if not OmegaConf.has_resolver("redact_dirname"):
+        OmegaConf.register_new_resolver("redact_dirname", redact_dirname)
+
+
+def config_text(cfg: DictConfig) -> str:
+    """The resolved, redacted config as YAML (what ``config.yaml`` holds)."""
+    container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+    return OmegaConf.to_yaml(OmegaConf.create(redact(container)))
 
 
 def save_config(cfg: DictConfig, path: Path) -> None:
     """Write the resolved, redacted config (what the run actually used)."""
-    container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
-    path.write_text(OmegaConf.to_yaml(OmegaConf.create(redact(container))), encoding="utf-8")
+    path.write_text(config_text(cfg), encoding="utf-8")
+
+
+# Registered at import: Hydra resolves `hydra.sweep.subdir` in every job's process
+# (joblib/submitit/ray workers too), and each of them imports this module first.
+register_resolvers()

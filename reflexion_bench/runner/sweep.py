@@ -21,6 +21,8 @@ from hydra.core.utils import JobReturn, JobStatus
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from reflexion_bench.config import redact_override, redact_text
+
 INDEX_NAME = "index.jsonl"
 
 
@@ -85,7 +87,7 @@ class SweepIndex(Callback):
             {
                 "job_dir": hc.runtime.output_dir,
                 "job_num": hc.job.num,
-                "overrides": list(hc.overrides.task),
+                "overrides": [redact_override(o) for o in hc.overrides.task],
                 "status": "running",
                 "time": datetime.now(UTC).isoformat(timespec="seconds"),
             },
@@ -102,7 +104,7 @@ class SweepIndex(Callback):
         record: dict[str, Any] = {
             "job_dir": hc.runtime.output_dir,
             "job_num": hc.job.num,
-            "overrides": list(hc.overrides.task),
+            "overrides": [redact_override(o) for o in hc.overrides.task],
             "status": "done" if ok else "failed",
             "wall_time_s": round(time.time() - self._started, 2),
             "time": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -110,6 +112,6 @@ class SweepIndex(Callback):
         if ok:
             record["final"] = job_return._return_value
         else:
-            record["error"] = str(job_return._return_value)[-500:]
+            record["error"] = redact_text(str(job_return._return_value))[-500:]
         _append(self._sweep_dir(config) / INDEX_NAME, record)
         self._report(config)

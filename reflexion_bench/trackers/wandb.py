@@ -15,13 +15,15 @@ is logged as a warning and never fails the run: its results are already on disk.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from reflexion_bench.config import redact, redact_text
+from reflexion_bench.config import redact, redact_override, redact_text
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +147,42 @@ def task_rows(records: Sequence[dict[str, Any]], max_chars: int = 4000) -> list[
     return rows
 
 
+def _settings(wandb: Any, init_timeout_s: float) -> Any:
+    """W&B settings that record nothing of this machine's command line, code or git.
+
+    The command line may carry secrets (``model.api_key=...`` overrides), and W&B's
+    system metadata copies it (``args``, ``program``): metadata collection is off, and
+    so are code saving, git state and the console copy (the run's own output may hold
+    anything). The config W&B gets is the redacted one of the run folder.
+    """
+    fields = getattr(wandb.Settings, "model_fields", {})
+    # wandb >= 0.19 calls it x_disable_meta; older releases _disable_meta.
+    meta = "x_disable_meta" if "x_disable_meta" in fields else "_disable_meta"
+    kwargs: dict[str, Any] = {
+        "init_timeout": init_timeout_s,
+        "silent": True,
+        "console": "off",
+        "disable_code": True,
+        "save_code": False,
+        "disable_git": True,
+        "program": "reflexion-bench",
+        meta: True,
+    }
+    return wandb.Settings(**kwargs)
+
+
+@contextlib.contextmanager
+def _argv_redacted() -> Iterator[None]:
+    """``sys.argv`` with secrets masked while W&B starts: it reads the command line
+    (``Settings._args``) at init whatever the metadata setting says."""
+    saved = sys.argv
+    sys.argv = [redact_override(a) for a in saved]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
 class WandbTracker:
     """Log a finished run to W&B (see the module docstring).
 
@@ -236,19 +274,8 @@ class WandbTracker:
         records = load_run_records(run_dir) if (run_dir / LOG_NAME).exists() else []
         wandb_dir = Path(self.dir or os.environ.get("WANDB_DIR") or run_dir)
         wandb_dir.mkdir(parents=True, exist_ok=True)
-        self.run = wandb.init(
-            project=self.project,
-            entity=self.entity,
-            name=self.name or run_dir.name,
-            group=self.group,
-            tags=self.tags or None,
-            config=self._config(run_dir),
-            dir=str(wandb_dir),
-            mode=_mode(self.mode or os.environ.get("WANDB_MODE") or "online"),
-            job_type="run",
-            # console="off": the run's own output is not copied into W&B (it may hold anything).
-            settings=wandb.Settings(init_timeout=self.init_timeout_s, silent=True, console="off"),
-        )
+        with _argv_redacted():
+            self.run = self._init(wandb, run_dir, wandb_dir)
         run = self.run
         if not summary.get("n_tasks"):
             run.summary["n_tasks"] = 0
@@ -284,6 +311,20 @@ class WandbTracker:
                 if (run_dir / name).exists():
                     art.add_file(str(run_dir / name))
             run.log_artifact(art)
+
+    def _init(self, wandb: Any, run_dir: Path, wandb_dir: Path) -> Any:
+        return wandb.init(
+            project=self.project,
+            entity=self.entity,
+            name=self.name or run_dir.name,
+            group=self.group,
+            tags=self.tags or None,
+            config=self._config(run_dir),
+            dir=str(wandb_dir),
+            mode=_mode(self.mode or os.environ.get("WANDB_MODE") or "online"),
+            job_type="run",
+            settings=_settings(wandb, self.init_timeout_s),
+        )
 
     def close(self) -> None:
         if self.run is not None:
