@@ -245,7 +245,11 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     """Build, run, and summarise one experiment into ``run_dir``."""
     from reflexion_bench.analysis.report import write_run_outputs
 
+    from reflexion_bench.runner.resume_guard import check_resume
+
     run_dir.mkdir(parents=True, exist_ok=True)
+    # Before config.yaml is overwritten: the folder's results belong to the saved one.
+    check_resume(cfg, run_dir)
     save_config(cfg, run_dir / "config.yaml")
     started = time.perf_counter()
     ctx = build_context(cfg, run_dir)

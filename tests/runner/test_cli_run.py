@@ -78,7 +78,8 @@ def test_resume_latest_continues_the_newest_run_of_the_same_name(tmp_path: Path)
     first = run_cli("run", *base, "limit=2")
     assert first.returncode == 0, first.stderr
     (run,) = list((tmp_path / "runs").iterdir())
-    again = run_cli("run", *base, "limit=4", "resume=latest")
+    # A larger selection is another config: refused unless forced (tests/runner/test_resume_guard.py).
+    again = run_cli("run", *base, "limit=4", "resume=latest", "resume_force=true")
     assert again.returncode == 0, again.stderr
     assert list((tmp_path / "runs").iterdir()) == [run]  # no second folder
     finals = [json.loads(x) for x in (run / "log.jsonl").read_text().splitlines()]

@@ -1,0 +1,182 @@
+"""Resuming never mixes configs silently.
+
+A run folder's ``log.jsonl`` holds results of the config saved beside it
+(``config.yaml``). Resuming into the folder (``run_dir=...``, ``resume=latest``, a
+re-run sweep) with another strategy, model, task selection, seed, prompt... would
+add results of another experiment to the same log, and overwriting ``config.yaml``
+would then hide it. :func:`check_resume` compares the folder's saved config with the
+new one and refuses (:class:`ResumeConflict`, naming every differing key, old -> new)
+unless ``resume_force=true``. Keys that do not change results (concurrency, rate
+limits, retries, timeouts, budgets, caches, paths, the logger, progress display) may
+differ; see :data:`FREE_KEYS` and :data:`FREE_LEAVES`.
+
+With ``resume_force=true`` the earlier config is kept as ``config.<n>.yaml`` and the
+forced differences are returned (the runner records them in ``provenance.json``).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import yaml
+from omegaconf import DictConfig
+
+from reflexion_bench.config import config_text
+from reflexion_bench.core.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+CONFIG_NAME = "config.yaml"
+FORCE_KEY = "resume_force"
+
+#: Top-level keys (and everything under them) that may change between sessions.
+FREE_KEYS = (
+    "max_concurrent_tasks",
+    "fail_on_error",
+    "resume",
+    FORCE_KEY,
+    "retry_errored",
+    "progress",
+    "run_dir",
+    "sweep_name",
+    "name",
+    "paths",
+    "logger",
+    "generate.timeout_s",
+)
+#: Leaf names that may change wherever they sit (model layer, sandbox, caches): they
+#: set how fast, how often and how long, not what is asked or how it is judged.
+FREE_LEAVES = frozenset(
+    {
+        "max_connections",
+        "rpm",
+        "tpm",
+        "rate_window_s",
+        "shared_rpm",
+        "shared_limit_key",
+        "shared_limit_path",
+        "retries",
+        "timeout_s",
+        "init_timeout_s",
+        "max_cost_usd",
+        "max_tokens_budget",
+        "cache",
+        "cache_path",
+        "cache_dir",
+        "hf_cache_dir",
+        "jobs",
+        "recycle_after",
+    }
+)
+
+
+class ResumeConflict(ConfigError):
+    """The run folder holds results of another config; names the differing keys."""
+
+    def __init__(self, run_dir: Path, diffs: dict[str, tuple[Any, Any]]) -> None:
+        lines = "; ".join(f"{k}: {_show(old)} -> {_show(new)}" for k, (old, new) in diffs.items())
+        ValueError.__init__(
+            self,
+            f"{run_dir} already holds results of another config ({run_dir / CONFIG_NAME}); "
+            f"resuming would mix them. Differing keys (old -> new): {lines}. "
+            f"Use a new run folder (another `run_dir`, or no `resume=latest`), or pass "
+            f"`{FORCE_KEY}=true` to resume with the new config on purpose (the old config "
+            f"is kept as config.<n>.yaml and provenance.json records the change).",
+        )
+        self.key = FORCE_KEY
+        self.diffs = diffs
+
+
+def _show(value: Any) -> str:
+    text = "(absent)" if value is _ABSENT else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+_ABSENT = object()
+
+
+def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(node, dict) and node:
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: node}
+
+
+def _free(key: str) -> bool:
+    if any(key == k or key.startswith(k + ".") for k in FREE_KEYS):
+        return True
+    return key.rsplit(".", 1)[-1] in FREE_LEAVES
+
+
+def config_diffs(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Keys whose values differ between two saved configs, less the free ones."""
+    a, b = _flatten(old), _flatten(new)
+    out: dict[str, tuple[Any, Any]] = {}
+    for key in sorted(set(a) | set(b)):
+        if _free(key):
+            continue
+        va, vb = a.get(key, _ABSENT), b.get(key, _ABSENT)
+        if va != vb:
+            out[key] = (va, vb)
+    return out
+
+
+def _has_results(run_dir: Path) -> bool:
+    from reflexion_bench.runner.runlog import LOG_NAME
+
+    log_path = run_dir / LOG_NAME
+    return log_path.is_file() and log_path.stat().st_size > 0
+
+
+def check_resume(cfg: DictConfig, run_dir: Path) -> dict[str, tuple[Any, Any]]:
+    """Refuse to resume ``run_dir`` under a config that changes results.
+
+    Returns the differences accepted with ``resume_force=true`` (empty otherwise);
+    raises :class:`ResumeConflict` when they are not forced.
+    """
+    saved = run_dir / CONFIG_NAME
+    if not _has_results(run_dir):
+        return {}
+    if not saved.is_file():
+        log.warning(
+            "%s has a run log but no %s: cannot check that resuming keeps the same config",
+            run_dir,
+            CONFIG_NAME,
+        )
+        return {}
+    try:
+        old = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(
+            FORCE_KEY,
+            str(saved),
+            f"a readable {CONFIG_NAME} to compare with ({type(exc).__name__}); "
+            f"fix or remove the file, or pass {FORCE_KEY}=true",
+        ) from None
+    # The new config in the very form config.yaml is written (resolved, redacted), so
+    # masked secrets compare equal and nothing but real differences remain.
+    new = yaml.safe_load(config_text(cfg)) or {}
+    diffs = config_diffs(old if isinstance(old, dict) else {}, new)
+    if not diffs:
+        return {}
+    force = cfg.get(FORCE_KEY, False)
+    if str(force).lower() not in ("true", "false"):
+        raise ConfigError(FORCE_KEY, force, "true or false")
+    if str(force).lower() != "true":
+        raise ResumeConflict(run_dir, diffs)
+    n = 1
+    while (run_dir / f"config.{n}.yaml").exists():
+        n += 1
+    saved.rename(run_dir / f"config.{n}.yaml")
+    log.warning(
+        "%s=true: resuming %s with a changed config (%s); the old one is config.%d.yaml",
+        FORCE_KEY,
+        run_dir,
+        ", ".join(diffs),
+        n,
+    )
+    return diffs

@@ -1,0 +1,113 @@
+"""Resuming a run folder under another config is refused (naming the keys) unless forced;
+settings that do not change results may differ; re-run sweeps still resume their jobs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SEARCH = f"hydra.searchpath=[file://{ROOT / 'tests' / 'configs'}]"
+TOY = [SEARCH, "env=toy", "model=toy", "sandbox=none", "progress=false"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    # Hydra's flags (-m) go before the overrides.
+    flags = [a for a in args if a.startswith("-")]
+    overrides = [a for a in args if not a.startswith("-")]
+    return subprocess.run(
+        [sys.executable, "-m", "reflexion_bench.cli", "run", *flags, *TOY, *overrides],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def finals(run_dir: Path) -> list[str]:
+    lines = (run_dir / "log.jsonl").read_text().splitlines()
+    return sorted(r["task_id"] for r in map(json.loads, lines) if r["final"])
+
+
+def test_resume_with_another_strategy_or_limit_is_refused_naming_the_keys(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    assert run(f"run_dir={folder}", "limit=2").returncode == 0
+    config_before = (folder / "config.yaml").read_bytes()
+    log_before = (folder / "log.jsonl").read_bytes()
+
+    out = run(f"run_dir={folder}", "limit=3", "strategy=simple")
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    assert "limit: 2 -> 3" in out.stderr
+    assert "strategy.name: 'reflexion' -> 'simple'" in out.stderr
+    assert "resume_force=true" in out.stderr
+    # Nothing was touched: the folder still describes (and holds) the first config only.
+    assert (folder / "config.yaml").read_bytes() == config_before
+    assert (folder / "log.jsonl").read_bytes() == log_before
+
+    # Another seed or model changes results too.
+    assert "seed: 0 -> 1" in run(f"run_dir={folder}", "limit=2", "seed=1").stderr
+    other_model = run(f"run_dir={folder}", "limit=2", "model.name=other-mock")
+    assert other_model.returncode == 2 and "model.name: 'toy-mock' -> 'other-mock'" in (
+        other_model.stderr
+    )
+
+
+def test_settings_that_do_not_change_results_may_differ(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    assert run(f"run_dir={folder}", "limit=2").returncode == 0
+    out = run(
+        f"run_dir={folder}",
+        "limit=2",
+        "max_concurrent_tasks=4",
+        "fail_on_error=0.9",
+        "generate.timeout_s=30",
+        f"paths.results_dir={tmp_path / 'elsewhere'}",
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert yaml.safe_load((folder / "config.yaml").read_text())["max_concurrent_tasks"] == 4
+    assert not list(folder.glob("config.*.yaml"))
+
+
+def test_resume_force_mixes_on_purpose_and_keeps_the_record(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    assert run(f"run_dir={folder}", "limit=2").returncode == 0
+    out = run(f"run_dir={folder}", "limit=3", "resume_force=true")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert finals(folder) == ["toy/0", "toy/1", "toy/2"]
+    assert yaml.safe_load((folder / "config.1.yaml").read_text())["limit"] == 2
+    assert yaml.safe_load((folder / "config.yaml").read_text())["limit"] == 3
+    prov = json.loads((folder / "provenance.json").read_text())
+    assert prov["resume_forced"]["limit"] == {"old": 2, "new": 3}
+
+
+def test_resume_latest_with_another_limit_is_refused(tmp_path: Path) -> None:
+    base = [f"paths.results_dir={tmp_path}"]
+    assert run(*base, "limit=2").returncode == 0
+    (folder,) = list((tmp_path / "runs").iterdir())
+    out = run(*base, "limit=4", "resume=latest")
+    assert out.returncode == 2 and "limit: 2 -> 4" in out.stderr
+    assert finals(folder) == ["toy/0", "toy/1"]
+    # The folder Hydra made for the refused attempt is not left behind as a new run.
+    assert [p for p in (tmp_path / "runs").iterdir() if (p / "log.jsonl").exists()] == [folder]
+
+
+def test_rerun_sweep_resumes_its_jobs_also_with_other_concurrency(tmp_path: Path) -> None:
+    grid = [
+        "-m",
+        "strategy=simple,reflexion",
+        "limit=2",
+        f"paths.results_dir={tmp_path}",
+    ]
+    assert run(*grid).returncode == 0
+    sweep = tmp_path / "sweeps" / "default"
+    logs = {p: p.read_bytes() for p in sweep.glob("*/log.jsonl")}
+    assert len(logs) == 2
+    again = run(*grid, "max_concurrent_tasks=2")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert {p: p.read_bytes() for p in sweep.glob("*/log.jsonl")} == logs
+    assert "failed 0" in again.stderr
