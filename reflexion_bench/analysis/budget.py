@@ -2,7 +2,11 @@
 comparisons, and the ``best_of_n`` sample count that matches a Reflexion run.
 
 Budget axes: ``trials``, ``tokens`` (prompt + completion), ``calls`` (model calls),
-``dollars`` and ``wall`` (seconds of wall time per task).
+``dollars`` and ``wall`` (seconds of wall time per task). Tokens, calls and dollars are
+counted *as run live*: a call replayed from the response cache counts what its live
+call spent, so a strategy compared after another one (``simple`` and ``reflexion``
+share first-trial prompts) does not get its shared calls for free. Wall time is what
+the run took.
 
 Equal-budget comparison: a run's *spend curve* is the mean cumulative spend per task
 after k trials (a task that stopped earlier counts what it spent), paired with its

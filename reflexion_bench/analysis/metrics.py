@@ -64,10 +64,14 @@ def _logged_passed(rec: dict[str, Any]) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _calls_sum(calls: list[dict[str, Any]] | None, key: str, cast: type = int) -> Any:
+def _calls_sum(
+    calls: list[dict[str, Any]] | None, key: str, cast: type = int, paid: bool = False
+) -> Any:
+    """Sum of ``key`` over calls: as run live (a replayed call counts what its live call
+    spent), or with ``paid`` only the calls not replayed from the cache (paid now)."""
     if calls is None:
         return float("nan")
-    return sum(cast(c.get(key) or 0) for c in calls)
+    return sum(cast(c.get(key) or 0) for c in calls if not (paid and c.get("cached")))
 
 
 def trials_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
@@ -100,6 +104,9 @@ def trials_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
                 "prompt_tokens": _calls_sum(calls, "prompt_tokens"),
                 "completion_tokens": _calls_sum(calls, "completion_tokens"),
                 "cost_usd": _calls_sum(calls, "cost_usd", float),
+                "paid_tokens": _calls_sum(calls, "prompt_tokens", paid=True)
+                + _calls_sum(calls, "completion_tokens", paid=True),
+                "paid_cost_usd": _calls_sum(calls, "cost_usd", float, paid=True),
                 "wall_time_s": float("nan") if wall is None else float(wall),
             }
         )
@@ -212,6 +219,8 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         calls=("model_calls", lambda c: c.sum(min_count=len(c))),
         wall_time_s=("wall_time_s", lambda c: c.sum(min_count=len(c))),
         cost_usd=("cost_usd", lambda c: c.sum(min_count=len(c))),
+        paid_tokens=("paid_tokens", lambda c: c.sum(min_count=len(c))),
+        paid_cost_usd=("paid_cost_usd", lambda c: c.sum(min_count=len(c))),
     )
     first_verdicts = [vs[0] if trials[tid][0] == 1 else None for tid, vs in verdicts.items()]
     final_verdicts = [vs[-1] for vs in verdicts.values()]
@@ -267,6 +276,10 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "completion_tokens": _total(df["completion_tokens"], int),
             "tokens": _total(df["tokens"], int),
             "cost_usd": _total(df["cost_usd"]),
+            # tokens/cost_usd above are as run live (replays count what their live
+            # call spent); these are what this run paid (calls not from the cache).
+            "paid_tokens": _total(df["paid_tokens"], int),
+            "paid_cost_usd": _total(df["paid_cost_usd"]),
             "wall_time_s": _total(df["wall_time_s"]),
         },
         "per_task_mean": {
@@ -275,6 +288,8 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "model_calls": _mean(per_task["calls"]),
             "wall_time_s": _mean(per_task["wall_time_s"]),
             "cost_usd": _mean(per_task["cost_usd"]),
+            "paid_tokens": _mean(per_task["paid_tokens"]),
+            "paid_cost_usd": _mean(per_task["paid_cost_usd"]),
         },
     }
     unknown_trials = int((~df["hidden_known"]).sum())

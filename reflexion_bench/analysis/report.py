@@ -93,7 +93,10 @@ def format_table(summary: dict[str, Any]) -> str:
         f"{split.get('stopped_early', 0)})",
         f"errored tasks    {summary['errored_tasks']}",
         f"model calls      {_f(t['model_calls'], 'd')}  tokens {_f(t['tokens'], 'd')}  "
-        f"cost {_f(t['cost_usd'], '.4f', '$')}",
+        f"cost {_f(t['cost_usd'], '.4f', '$')}  (as run live: a call replayed from the "
+        "cache counts what its live call spent)",
+        f"paid now         tokens {_f(t.get('paid_tokens'), 'd')}  "
+        f"cost {_f(t.get('paid_cost_usd'), '.4f', '$')}  (calls not replayed from the cache)",
         f"wall time        {_f(t['wall_time_s'], '.1f', suffix='s')} total, "
         f"{_f(per_task['wall_time_s'], '.1f', suffix='s')}/task",
     ]

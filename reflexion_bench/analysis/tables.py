@@ -9,6 +9,8 @@ tasks both ran, within one benchmark x model.
 
 Tables:
 - ``main``: first-try and final success with CIs, fix/break counts, cost per task.
+  Tokens and dollars are shown "as run live" (a call replayed from the response cache
+  counts what its live call spent) and "paid now" (only the calls not replayed).
 - ``curve``: success of the submitted candidate after k trials, with CIs (and the
   "solved at any trial" curve where it differs).
 - ``paired``: final success of strategy A vs B on common tasks: difference with a
@@ -143,6 +145,9 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
             "calls": per_task.get("model_calls"),
             "dollars": per_task.get("cost_usd"),
             "wall": per_task.get("wall_time_s"),
+            # Paid now (calls not replayed from the cache); the above are as run live.
+            "paid_tokens": per_task.get("paid_tokens"),
+            "paid_dollars": per_task.get("paid_cost_usd"),
         },
         "totals": s.get("totals"),
         "spend_curves": {axis: spend_curve(group.records, axis, k_max) for axis in AXES},
@@ -331,8 +336,10 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 "broken_from_first": ff.get("broken"),
                 "trials_per_task": g["per_task"]["trials"],
                 "tokens_per_task": g["per_task"]["tokens"],
+                "paid_tokens_per_task": g["per_task"].get("paid_tokens"),
                 "calls_per_task": g["per_task"]["calls"],
                 "dollars_total": (g.get("totals") or {}).get("cost_usd"),
+                "dollars_paid_total": (g.get("totals") or {}).get("paid_cost_usd"),
                 "wall_s_per_task": g["per_task"]["wall"],
                 "source": "this run",
             }
@@ -509,9 +516,11 @@ _HEADERS = {
     "fixed_from_first": "fixed from trial 1",
     "broken_from_first": "broken from trial 1",
     "trials_per_task": "trials/task",
-    "tokens_per_task": "tokens/task",
+    "tokens_per_task": "tokens/task (as run live)",
+    "paid_tokens_per_task": "tokens/task paid now",
     "calls_per_task": "calls/task",
-    "dollars_total": "$ total",
+    "dollars_total": "$ total (as run live)",
+    "dollars_paid_total": "$ paid now",
     "wall_s_per_task": "wall s/task",
     "answer_key": "answer key",
     "diff": "A - B",

@@ -131,6 +131,8 @@ class TaskState:
                 cost_usd=out.cost_usd,
                 cached=out.cached,
                 retries=out.retries,
+                served_model=out.served_model,
+                system_fingerprint=out.system_fingerprint,
             )
         )
         return out

@@ -57,12 +57,20 @@ class ModelOutput:
     cost_usd: float = 0.0
     cached: bool = False
     retries: int = 0
+    served_model: str | None = None
+    """The model id the API says answered (e.g. a dated snapshot of an alias)."""
+    system_fingerprint: str | None = None
+    """OpenAI's per-call backend fingerprint: logged with the call, never a cache key."""
 
 
 @dataclass
 class ModelCall:
     """One model call as recorded in the run log (no message text: that is in
-    the trial's prompts/trajectory fields, and keeps the log small)."""
+    the trial's prompts/trajectory fields, and keeps the log small).
+
+    A replayed call (``cached``) carries the tokens, cost and latency of the live call it
+    replays, so sums over calls are "as run live"; "paid now" sums the calls not cached.
+    """
 
     role: str
     model: str
@@ -74,6 +82,8 @@ class ModelCall:
     cached: bool = False
     retries: int = 0
     error: str | None = None
+    served_model: str | None = None
+    system_fingerprint: str | None = None
 
 
 @dataclass

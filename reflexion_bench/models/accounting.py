@@ -3,6 +3,11 @@ and cache hits, per role and per trial (per task is in the run summary already).
 
 Computed from the log only, like every metric, so a replayed or resumed run is
 accounted from what it recorded.
+
+Two views of spend: ``tokens``/``cost_usd``/``latency_s`` are *as run live* (every
+successful call, a replayed one counting what its live call spent: what the run costs
+without a cache, the number to compare strategies by), and ``paid_tokens``/
+``paid_cost_usd`` are *paid now* (the calls not served from the cache).
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ _FIELDS = (
     "tokens",
     "cost_usd",
     "latency_s",
+    "paid_prompt_tokens",
+    "paid_completion_tokens",
+    "paid_tokens",
+    "paid_cost_usd",
 )
 
 
@@ -41,8 +50,14 @@ def _add(acc: dict[str, float], call: dict[str, Any]) -> None:
     acc["prompt_tokens"] += pt
     acc["completion_tokens"] += ct
     acc["tokens"] += pt + ct
-    acc["cost_usd"] += float(call.get("cost_usd") or 0.0)
+    cost = float(call.get("cost_usd") or 0.0)
+    acc["cost_usd"] += cost
     acc["latency_s"] += float(call.get("latency_s") or 0.0)
+    if not cached:
+        acc["paid_prompt_tokens"] += pt
+        acc["paid_completion_tokens"] += ct
+        acc["paid_tokens"] += pt + ct
+        acc["paid_cost_usd"] += cost
 
 
 def usage_summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -54,7 +69,8 @@ def usage_summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     Returns:
         ``{"total": {...}, "by_role": {role: {...}}, "by_trial": {k: {...}}}`` where each
         ``{...}`` has calls, live/cached/failed calls, retries, prompt/completion/total
-        tokens, cost in USD and summed latency in seconds.
+        tokens, cost in USD and summed latency in seconds (as run live), and the
+        ``paid_*`` tokens and cost of the calls not replayed from the cache (paid now).
     """
     total = _empty()
     by_role: dict[str, dict[str, float]] = defaultdict(_empty)

@@ -7,6 +7,7 @@ retries are off: the model layer retries and counts them.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +20,11 @@ from reflexion_bench.models.formatting import (
     normalize_finish_reason,
     truncate_at_stop,
 )
+from reflexion_bench.models.identity import public_settings, public_url
 from reflexion_bench.models.openai import read_api_key
+
+#: Where the SDK sends requests when neither ``base_url`` nor ``ANTHROPIC_BASE_URL`` is set.
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 
 
 class AnthropicClient(ModelClient):
@@ -52,6 +57,18 @@ class AnthropicClient(ModelClient):
         self.extra_body = dict(extra_body or {})
         self._client: Any = None
         self._key: str | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """Endpoint (credentials stripped, resolved as the SDK does) + model + extra body."""
+        base = self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT_URL
+        out: dict[str, Any] = {
+            "provider": self.provider,
+            "model": self.name,
+            "base_url": public_url(base),
+        }
+        if self.extra_body:
+            out["request_settings"] = {"extra_body": public_settings(self.extra_body)}
+        return out
 
     async def start(self) -> None:
         if self._client is not None:
@@ -116,4 +133,5 @@ class AnthropicClient(ModelClient):
             latency_s=latency,
             finish_reason="stop" if stopped else normalize_finish_reason(resp.stop_reason),
             model=self.name,
+            served_model=getattr(resp, "model", None) or None,
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from typing import Any
 
 from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
 
@@ -62,6 +63,22 @@ class ModelClient(abc.ABC):
     @abc.abstractmethod
     async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> ModelOutput:
         """Return one completion for ``messages``."""
+
+    def identity(self) -> dict[str, Any]:
+        """What decides this model's answers besides the request: the response cache is
+        keyed on it and provenance records it. Never holds credentials.
+
+        The default is provider + name (+ the base URL, credentials stripped, for clients
+        that have one); providers override it with what identifies them (the weights'
+        SHA-256 for local files, request settings that change outputs...).
+        """
+        from reflexion_bench.models.identity import public_url
+
+        out: dict[str, Any] = {"provider": self.provider, "model": self.name}
+        base_url = getattr(self, "base_url", None)
+        if base_url:
+            out["base_url"] = public_url(str(base_url))
+        return out
 
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Acquire resources (start a server, open a connection pool)."""

@@ -1,9 +1,16 @@
 """SQLite response cache that doubles as a deterministic replay.
 
-The key is a SHA-256 of the canonical JSON of everything that decides a response:
-provider, model, messages, sampling parameters, seed and sample index (several samples
-at temperature > 0 are distinct entries). ``read_only`` serves a recorded run offline;
-a miss is then an error, never a silent live call.
+The key is a SHA-256 of the canonical JSON of everything that decides a response: the
+model's identity (:meth:`~reflexion_bench.models.base.ModelClient.identity`: the weights'
+SHA-256 for local files, the endpoint and served model id for servers, never a bare
+name), messages, sampling parameters, seed and sample index (several samples at
+temperature > 0 are distinct entries). ``read_only`` serves a recorded run offline; a
+miss is then an error, never a silent live call.
+
+An entry keeps what the live call spent (tokens, cost, latency) and per-call metadata
+(served model id, ``system_fingerprint``), and a hit returns them with ``cached=True``:
+a replayed call reports what a live run would have spent ("as run live"); what this
+run paid is the calls that were not cached ("paid now").
 
 Safe under concurrent writers from several processes (a sweep): WAL journal, a busy
 timeout, and ``INSERT OR REPLACE`` of whole rows (two processes that race on the same
@@ -18,7 +25,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,7 +36,9 @@ CacheMode = Literal["read_write", "read_only", "off"]
 CACHE_MODES: tuple[str, ...] = ("read_write", "read_only", "off")
 
 #: Bump when the key recipe changes, so old entries are not served for new meanings.
-KEY_VERSION = 1
+#: 2: keyed on the model identity instead of provider + name (1 let another GGUF served
+#: under the default name, or another server behind one name, answer from the cache).
+KEY_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -44,16 +53,24 @@ CREATE TABLE IF NOT EXISTS responses (
 
 
 def request_key(
-    provider: str, model: str, messages: Sequence[Message], config: GenerateConfig
+    identity: Mapping[str, Any], messages: Sequence[Message], config: GenerateConfig
 ) -> tuple[str, dict[str, Any]]:
     """The cache key of one call and the canonical request it hashes.
 
+    Args:
+        identity: The model's identity (``ModelClient.identity()``; no credentials: the
+            request is stored beside the response). Its ``provider`` and ``model`` also
+            fill the database's columns of those names.
+
     ``timeout_s`` is left out: it decides whether an answer arrives, not which one.
     """
+    if "provider" not in identity or "model" not in identity:
+        raise ValueError(f"a model identity needs `provider` and `model`: {dict(identity)}")
     request = {
         "v": KEY_VERSION,
-        "provider": provider,
-        "model": model,
+        "identity": dict(identity),
+        "provider": str(identity["provider"]),
+        "model": str(identity["model"]),
         "messages": [m.to_dict() for m in messages],
         "max_tokens": config.max_tokens,
         "temperature": config.temperature,
@@ -110,15 +127,18 @@ class ResponseCache:
         if row is None:
             return None
         data = json.loads(row[0])
+        # What the live call spent and took: a replay reports it ("as run live").
         return ModelOutput(
             text=data["text"],
             prompt_tokens=int(data.get("prompt_tokens", 0)),
             completion_tokens=int(data.get("completion_tokens", 0)),
             finish_reason=str(data.get("finish_reason", "stop")),
             model=str(data.get("model", "")),
-            latency_s=0.0,
-            cost_usd=0.0,
+            latency_s=float(data.get("latency_s") or 0.0),
+            cost_usd=float(data.get("cost_usd") or 0.0),
             cached=True,
+            served_model=data.get("served_model"),
+            system_fingerprint=data.get("system_fingerprint"),
         )
 
     def put(self, key: str, request: dict[str, Any], out: ModelOutput) -> None:
@@ -128,9 +148,11 @@ class ResponseCache:
             "completion_tokens": out.completion_tokens,
             "finish_reason": out.finish_reason,
             "model": out.model,
-            # What the live call cost and took, for audits of a replayed run.
+            # What the live call cost and took: replays report it.
             "cost_usd": out.cost_usd,
             "latency_s": out.latency_s,
+            "served_model": out.served_model,
+            "system_fingerprint": out.system_fingerprint,
         }
         with self._lock:
             self._conn.execute(

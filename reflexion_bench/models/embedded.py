@@ -35,9 +35,12 @@ from typing import Any
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
 from reflexion_bench.models.base import ModelClient, ModelError
+from reflexion_bench.models.identity import file_sha256, sha256_file, write_stamp
 from reflexion_bench.models.openai import OpenAIChatClient
 
 log = logging.getLogger(__name__)
+
+__all__ = ["EmbeddedModel", "assemble_parts", "package_files", "sha256_file", "verify_file"]
 
 _CHUNK = 8 * 1024 * 1024
 
@@ -74,21 +77,9 @@ def package_files(distribution: str, pattern: str) -> list[Path]:
     return found
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _stamp_path(cache_dir: Path, path: Path) -> Path:
-    key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-    return cache_dir / "verified" / f"{path.name}.{key}.ok"
-
-
 def verify_file(path: Path, sha256: str | None, size: int | None, cache_dir: Path) -> None:
-    """Check size and SHA-256; a stamp (size + mtime) skips re-hashing an unchanged file."""
+    """Check size and SHA-256; a stamp in ``cache_dir`` (see
+    :func:`~reflexion_bench.models.identity.file_sha256`) skips re-hashing an unchanged file."""
     st = path.stat()
     if size is not None and st.st_size != size:
         raise ModelError(
@@ -97,21 +88,12 @@ def verify_file(path: Path, sha256: str | None, size: int | None, cache_dir: Pat
         )
     if sha256 is None:
         return
-    stamp = _stamp_path(cache_dir, path)
-    expected_stamp = f"{sha256} {st.st_size} {st.st_mtime_ns}"
-    if stamp.exists() and stamp.read_text().strip() == expected_stamp:
-        return
-    digest = sha256_file(path)
+    digest = file_sha256(path, cache_dir)
     if digest != sha256:
         raise ModelError(
             f"{path}: SHA-256 {digest} does not match the pinned {sha256}: refusing to serve "
             "it (reinstall the model packages at the pinned version, or fix `model.sha256`)"
         )
-    try:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(expected_stamp)
-    except OSError:
-        pass  # only an optimisation
 
 
 def assemble_parts(parts: Sequence[Path], dest: Path, sha256: str | None, size: int | None) -> Path:
@@ -153,11 +135,8 @@ def assemble_parts(parts: Sequence[Path], dest: Path, sha256: str | None, size: 
             os.replace(tmp, dest)
         finally:
             tmp.unlink(missing_ok=True)
-        if sha256 is not None:
-            st = dest.stat()
-            stamp = _stamp_path(dest.parent, dest)
-            stamp.parent.mkdir(parents=True, exist_ok=True)
-            stamp.write_text(f"{sha256} {st.st_size} {st.st_mtime_ns}")
+        # The digest was computed while writing: stamp it (no re-hash at the next start).
+        write_stamp(dest, dest.parent, h.hexdigest())
         return dest
 
 
@@ -310,6 +289,7 @@ class EmbeddedModel(ModelClient):
         self._http: OpenAIChatClient | None = None
         self._key: tuple[Any, ...] | None = None
         self._lock: Any = None
+        self._weights_sha: str | None = None
 
     # -- the file ------------------------------------------------------------------
     def model_file(self) -> Path:
@@ -325,6 +305,32 @@ class EmbeddedModel(ModelClient):
             verify_file(files[0], self.sha256, self.size_bytes, self.cache_dir)
             return files[0]
         return assemble_parts(files, self.cache_dir / self.filename, self.sha256, self.size_bytes)
+
+    def weights_sha256(self) -> str:
+        """The SHA-256 of the weights served: the pinned one when ``sha256`` is set (the
+        file is refused at start unless it matches), else the file's own, hashed once and
+        then read from its stamp in ``cache_dir`` while the file is unchanged."""
+        if self.sha256:
+            return self.sha256
+        if self._weights_sha is None:
+            self._weights_sha = file_sha256(self.model_file(), self.cache_dir)
+        return self._weights_sha
+
+    def identity(self) -> dict[str, Any]:
+        """The weights' SHA-256 and the server settings that can change answers: the
+        context size (``n_ctx``, split between the ``n_parallel`` slots, decides what fits)
+        and how work is batched (``n_parallel`` slots decoding together, ``n_batch``
+        prompt chunks: both can change the order of floating-point sums, so they are kept
+        in the key to be safe). Not ``n_threads``: llama.cpp gives each thread whole rows
+        of a product, and greedy replies of smollm2 were byte-identical with 1 and 2
+        threads; it changes speed only. The loopback URL and per-process token are left
+        out: they change at every start."""
+        return {
+            "provider": self.provider,
+            "model": self.name,
+            "weights_sha256": self.weights_sha256(),
+            "server": {"n_ctx": self.n_ctx, "n_parallel": self.n_parallel, "n_batch": self.n_batch},
+        }
 
     # -- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:

@@ -9,9 +9,12 @@
   connections): exponential backoff with jitter, ``Retry-After`` honoured, a bounded
   number of attempts, the count returned in ``ModelOutput.retries``;
 - a per-call timeout (``asyncio.wait_for``) whatever the client does;
-- the response cache (:mod:`reflexion_bench.models.cache`), which doubles as replay;
+- the response cache (:mod:`reflexion_bench.models.cache`), which doubles as replay,
+  keyed on the client's :meth:`~reflexion_bench.models.base.ModelClient.identity`;
 - accounting (tokens, latency, cost from a price table) and run budgets
-  (``max_cost_usd``, ``max_tokens_budget``) raising :class:`BudgetExceeded`;
+  (``max_cost_usd``, ``max_tokens_budget``) raising :class:`BudgetExceeded`. A replayed
+  call reports what its live call spent ("as run live"); the budgets count only what
+  this run paid ("paid now": live calls), see :class:`Usage`;
 - stop sequences enforced on the text of every provider.
 
 Configs build it with :func:`build_layered_model`, which takes the client's options and
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import logging
 import math
@@ -55,6 +59,7 @@ from reflexion_bench.models.base import (
 )
 from reflexion_bench.models.cache import CACHE_MODES, ResponseCache, request_key
 from reflexion_bench.models.formatting import truncate_at_stop
+from reflexion_bench.models.identity import public_url
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +112,13 @@ def lookup_price(prices: Mapping[str, Price], model: str) -> Price | None:
 
 @dataclass
 class Usage:
-    """Running totals of one layer (live calls spend; cached replays are free)."""
+    """Running totals of one layer.
+
+    ``prompt_tokens``, ``completion_tokens``, ``cost_usd`` and ``latency_s`` are *paid
+    now*: live calls only, what ``max_cost_usd`` and ``max_tokens_budget`` count. The
+    ``replayed_*`` fields are what the cache hits' live calls spent when recorded;
+    :meth:`as_run_live` adds both: what the run would have spent without the cache.
+    """
 
     calls: int = 0
     live_calls: int = 0
@@ -118,13 +129,45 @@ class Usage:
     completion_tokens: int = 0
     cost_usd: float = 0.0
     latency_s: float = 0.0
+    replayed_prompt_tokens: int = 0
+    replayed_completion_tokens: int = 0
+    replayed_cost_usd: float = 0.0
+    replayed_latency_s: float = 0.0
 
     @property
     def tokens(self) -> int:
+        """Tokens paid now (live calls)."""
         return self.prompt_tokens + self.completion_tokens
 
+    def paid_now(self) -> dict[str, Any]:
+        return {
+            "calls": self.live_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "latency_s": self.latency_s,
+        }
+
+    def as_run_live(self) -> dict[str, Any]:
+        pt = self.prompt_tokens + self.replayed_prompt_tokens
+        ct = self.completion_tokens + self.replayed_completion_tokens
+        return {
+            "calls": self.live_calls + self.cached_calls,
+            "prompt_tokens": pt,
+            "completion_tokens": ct,
+            "tokens": pt + ct,
+            "cost_usd": self.cost_usd + self.replayed_cost_usd,
+            "latency_s": self.latency_s + self.replayed_latency_s,
+        }
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "tokens": self.tokens}
+        return {
+            **asdict(self),
+            "tokens": self.tokens,
+            "paid_now": self.paid_now(),
+            "as_run_live": self.as_run_live(),
+        }
 
 
 # --------------------------------------------------------------------------- shared limits
@@ -305,8 +348,9 @@ class ModelLayer(ModelClient):
             )
             self.shared_limit = SharedRateLimit(
                 path,
+                # Stored in a file shared by processes: no credentials from the URL.
                 key=shared_limit_key
-                or f"{client.provider}|{getattr(client, 'base_url', None) or ''}",
+                or f"{client.provider}|{public_url(getattr(client, 'base_url', None)) or ''}",
                 rate=int(shared_rpm),
                 window_s=float(rate_window_s),
             )
@@ -342,12 +386,23 @@ class ModelLayer(ModelClient):
         self.usage = Usage()
         self.retry_reasons: Counter[str] = Counter()
         self._cache: ResponseCache | None = None
+        self._identity: dict[str, Any] | None = None
         self._started = False
         self._start_lock: asyncio.Lock | None = None
         self._pool: ConnectionPool | None = None
 
     # -- lifecycle ---------------------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        """The wrapped client's identity (computed once: for local weights it may hash
+        the file the first time), which keys the cache; provenance records it."""
+        if self._identity is None:
+            self._identity = self.client.identity()
+        return copy.deepcopy(self._identity)
+
     async def start(self) -> None:
+        if self._identity is None:
+            # In a thread: the first look at local weights hashes them (seconds).
+            self._identity = await asyncio.to_thread(self.client.identity)
         if self.cache_mode != "off" and self._cache is None:
             assert self.cache_path is not None
             self._cache = ResponseCache(self.cache_path)
@@ -394,11 +449,11 @@ class ModelLayer(ModelClient):
         request: dict[str, Any] = {}
         use_cache = self._cache is not None and self.cacheable(config)
         if use_cache:
-            key, request = request_key(self.provider, self.name, messages, config)
+            key, request = request_key(self.identity(), messages, config)
             assert self._cache is not None
             hit = await self._cache.aget(key)
             if hit is not None:
-                self.usage.cached_calls += 1  # replays spend nothing: no tokens, no cost
+                self._account_replay(hit)
                 return hit
         if self.cache_mode == "read_only":
             self.usage.failed_calls += 1
@@ -410,8 +465,10 @@ class ModelLayer(ModelClient):
             )
             raise CacheMissError(
                 f"model.cache=read_only: {why} in {self.cache_path} "
-                f"(provider={self.provider}, model={self.name}); record it first with "
-                "model.cache=read_write, or point model.cache_path at the recording"
+                f"(model identity {self.identity()}); record it first with "
+                "model.cache=read_write, or point model.cache_path at the recording "
+                "(entries recorded for another identity, or before the cache was keyed on "
+                "model identity, are never served)"
             )
         self._check_budget()
         out = await self._call_with_retries(messages, config)
@@ -436,7 +493,7 @@ class ModelLayer(ModelClient):
     @property
     def endpoint(self) -> str:
         """What connection limits are shared by: the provider and its base URL."""
-        return f"{self.provider}|{getattr(self.client, 'base_url', None) or ''}"
+        return f"{self.provider}|{public_url(getattr(self.client, 'base_url', None)) or ''}"
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -541,6 +598,18 @@ class ModelLayer(ModelClient):
             out.text, out.finish_reason = text, "stop"
         out.model = out.model or self.name
         return out
+
+    def _account_replay(self, out: ModelOutput) -> None:
+        """A replay reports what its live call spent (tokens, latency as recorded; cost at
+        this run's price where the model has one, else as recorded) and pays nothing now."""
+        if self.price is not None:
+            out.cost_usd = self.price.cost(out.prompt_tokens, out.completion_tokens)
+        u = self.usage
+        u.cached_calls += 1
+        u.replayed_prompt_tokens += out.prompt_tokens
+        u.replayed_completion_tokens += out.completion_tokens
+        u.replayed_cost_usd += out.cost_usd
+        u.replayed_latency_s += out.latency_s
 
     def _account(self, out: ModelOutput) -> None:
         if self.price is not None:

@@ -26,6 +26,10 @@ from reflexion_bench.models.formatting import (
     openai_chat_request,
     truncate_at_stop,
 )
+from reflexion_bench.models.identity import public_settings, public_url
+
+#: Where the SDK sends requests when neither ``base_url`` nor ``OPENAI_BASE_URL`` is set.
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
 def read_api_key(env_var: str | None, provider: str) -> str | None:
@@ -89,6 +93,26 @@ class OpenAIChatClient(ModelClient):
             openai_chat_request(name, [], GenerateConfig(), omit_params=self.omit_params)
         except ValueError as exc:
             raise ConfigError("model.omit_params", list(self.omit_params), str(exc)) from None
+
+    def identity(self) -> dict[str, Any]:
+        """Endpoint (credentials stripped) + served model id + request settings that change
+        answers. The endpoint is resolved as the SDK does (``OPENAI_BASE_URL`` when no
+        ``base_url``), so two servers behind one ``model.name`` never share cache entries.
+        """
+        base = self.base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL
+        out: dict[str, Any] = {
+            "provider": self.provider,
+            "model": self.name,
+            "base_url": public_url(base),
+        }
+        settings: dict[str, Any] = {}
+        if self.omit_params:  # an omitted temperature means the server's default
+            settings["omit_params"] = sorted(self.omit_params)
+        if self.extra_body:
+            settings["extra_body"] = public_settings(self.extra_body)
+        if settings:
+            out["request_settings"] = settings
+        return out
 
     def use_api_key(self, key: str) -> None:
         """Set the key in code (the embedded server's per-process token); configs use env vars."""
@@ -156,4 +180,11 @@ class OpenAIChatClient(ModelClient):
             latency_s=latency,
             finish_reason="stop" if stopped else normalize_finish_reason(choice.finish_reason),
             model=self.name,
+            served_model=_str_or_none(getattr(resp, "model", None)),
+            # Changes from call to call on OpenAI's side: logged, never part of the key.
+            system_fingerprint=_str_or_none(getattr(resp, "system_fingerprint", None)),
         )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import TaskState
@@ -48,6 +49,9 @@ class SampledClient(ModelClient):
         self.sample_index = sample_index
         self.provider = inner.provider
         self.name = inner.name
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
 
     async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> ModelOutput:
         seed = None if config.seed is None else int(config.seed) + self.sample_index

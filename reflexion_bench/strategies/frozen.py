@@ -44,10 +44,13 @@ def _replayed_call(call: dict[str, Any]) -> ModelCall:
         model=str(call.get("model", "")),
         prompt_tokens=int(call.get("prompt_tokens", 0)),
         completion_tokens=int(call.get("completion_tokens", 0)),
-        latency_s=0.0,
+        # What the logged live call took, like any replayed call ("as run live").
+        latency_s=float(call.get("latency_s") or 0.0),
         finish_reason=str(call.get("finish_reason", "stop")),
         cost_usd=float(call.get("cost_usd", 0.0)),
         cached=True,
+        served_model=call.get("served_model"),
+        system_fingerprint=call.get("system_fingerprint"),
     )
 
 

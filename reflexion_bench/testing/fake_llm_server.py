@@ -16,7 +16,7 @@ message>"``); ``fail_rate`` with ``fault_kinds`` (``429``, ``500``, ``503``, ``5
 ``hang_s`` (how long a ``timeout`` fault stalls); ``fail_always`` (an HTTP status for every
 request); ``rpm`` with ``rate_window_s`` (a sliding-window limit answering 429 when
 exceeded, for testing client-side rate limits, also across processes); ``api_key`` (if
-set, requests must carry it). ``script`` is a list of faults (``{"kind": "429",
+set, requests must carry it); ``system_fingerprint`` (sent with OpenAI replies when set). ``script`` is a list of faults (``{"kind": "429",
 "retry_after": 1}``...) consumed by the next requests before any random fault.
 
 The reply honours ``max_tokens`` (counted in whitespace-separated words, the unit of the
@@ -66,6 +66,7 @@ class FakeOptions:
     rpm: int | None = None
     rate_window_s: float = 60.0
     api_key: str | None = None
+    system_fingerprint: str | None = None
 
     def update(self, changes: dict[str, Any]) -> None:
         known = {f.name for f in fields(self)}
@@ -373,6 +374,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "stop_sequence": hit,
                 "usage": {"input_tokens": prompt_words, "output_tokens": _words(text)},
             }
+        extra = {"system_fingerprint": opts.system_fingerprint} if opts.system_fingerprint else {}
         stop_field = body.get("stop")
         stop = [stop_field] if isinstance(stop_field, str) else list(stop_field or [])
         limit = body.get("max_completion_tokens", body.get("max_tokens"))
@@ -394,6 +396,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "completion_tokens": _words(text),
                 "total_tokens": prompt_words + _words(text),
             },
+            **extra,
         }
 
 

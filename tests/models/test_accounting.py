@@ -56,3 +56,21 @@ def test_usage_by_role_and_trial() -> None:
     assert list(u["by_trial"]) == [1, 2]
     assert u["by_trial"][2]["tokens"] == 59 and u["by_trial"][1]["calls"] == 4
     assert usage_summary([])["total"]["calls"] == 0
+
+
+def test_paid_now_leaves_out_replays_that_count_as_run_live() -> None:
+    records = [
+        {
+            "task_id": "a",
+            "trial": 1,
+            "model_calls": [
+                call("actor", 10, 5, 0.01),
+                # Replayed from the cache: what its live call spent, paid nothing now.
+                call("actor", 20, 4, 0.02, cached=True),
+            ],
+        }
+    ]
+    total = usage_summary(records)["total"]
+    assert total["tokens"] == 39 and total["cost_usd"] == pytest.approx(0.03)
+    assert total["paid_tokens"] == 15 and total["paid_cost_usd"] == pytest.approx(0.01)
+    assert (total["paid_prompt_tokens"], total["paid_completion_tokens"]) == (10, 5)

@@ -190,21 +190,24 @@ async def test_cache_read_write_then_zero_live_calls(tmp_path: Path) -> None:
     assert model.usage.cached_calls == 1 and model.usage.live_calls == 2
 
 
+@pytest.mark.network_local
 async def test_read_only_replays_and_never_calls_live(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keys: dict[str, str]
 ) -> None:
     db = str(tmp_path / "c.sqlite")
-    rec = ModelLayer(MockModel(responder=echo), cache="read_write", cache_path=db)
-    await rec.generate(MSG, GenerateConfig())
-    await rec.aclose()
+    with FakeLLMServer(reply="recorded reply") as srv:
+        url = srv.openai_base_url
+        rec = ModelLayer(
+            OpenAIChatClient(name="m", base_url=url), cache="read_write", cache_path=db
+        )
+        await rec.generate(MSG, GenerateConfig())
+        await rec.aclose()
     # Replay with a client that cannot work: no key in the environment, no server.
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    dead = OpenAIChatClient(name="mock", base_url="http://127.0.0.1:9/v1")
-    dead.provider = "mock"  # same provider/model as recorded, so the keys match
-    replay = ModelLayer(dead, cache="read_only", cache_path=db)
+    replay = ModelLayer(OpenAIChatClient(name="m", base_url=url), cache="read_only", cache_path=db)
     await replay.start()  # no key needed: the client is never started
     out = await replay.generate(MSG, GenerateConfig())
-    assert out.cached and out.text == "reply t=0.0 i=0"
+    assert out.cached and out.text == "recorded reply"
     with pytest.raises(CacheMissError, match=r"read_only.*read_write"):
         await replay.generate([Message("user", "never recorded")], GenerateConfig())
     await replay.aclose()
@@ -230,16 +233,18 @@ async def test_sampled_calls_cached_only_with_sample_index_or_when_asked(tmp_pat
 
 
 def test_cache_key_covers_what_decides_the_answer() -> None:
-    base = request_key("openai", "m", MSG, GenerateConfig())[0]
-    assert base == request_key("openai", "m", MSG, GenerateConfig(timeout_s=5))[0]
+    ident = {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}
+    base = request_key(ident, MSG, GenerateConfig())[0]
+    assert base == request_key(ident, MSG, GenerateConfig(timeout_s=5))[0]
     for other in (
-        request_key("anthropic", "m", MSG, GenerateConfig()),
-        request_key("openai", "m2", MSG, GenerateConfig()),
-        request_key("openai", "m", [Message("user", "hello  world")], GenerateConfig()),
-        request_key("openai", "m", MSG, GenerateConfig(stop=("x",))),
-        request_key("openai", "m", MSG, GenerateConfig(seed=1)),
-        request_key("openai", "m", MSG, GenerateConfig(sample_index=3)),
-        request_key("openai", "m", MSG, GenerateConfig(top_p=0.9)),
+        request_key({**ident, "provider": "anthropic"}, MSG, GenerateConfig()),
+        request_key({**ident, "model": "m2"}, MSG, GenerateConfig()),
+        request_key({**ident, "base_url": "http://127.0.0.1:2/v1"}, MSG, GenerateConfig()),
+        request_key(ident, [Message("user", "hello  world")], GenerateConfig()),
+        request_key(ident, MSG, GenerateConfig(stop=("x",))),
+        request_key(ident, MSG, GenerateConfig(seed=1)),
+        request_key(ident, MSG, GenerateConfig(sample_index=3)),
+        request_key(ident, MSG, GenerateConfig(top_p=0.9)),
     ):
         assert other[0] != base
 
@@ -250,7 +255,8 @@ from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
 from reflexion_bench.models.cache import ResponseCache, request_key
 cache = ResponseCache(sys.argv[1], busy_timeout_s=60)
 for i in range(int(sys.argv[3])):
-    key, req = request_key("p", "m", [Message("user", f"{sys.argv[2]}-{i}")], GenerateConfig())
+    ident = {"provider": "p", "model": "m"}
+    key, req = request_key(ident, [Message("user", f"{sys.argv[2]}-{i}")], GenerateConfig())
     cache.put(key, req, ModelOutput(text=f"{sys.argv[2]}-{i}"))
     assert cache.get(key).text == f"{sys.argv[2]}-{i}"
 """
@@ -268,7 +274,8 @@ def test_cache_safe_under_concurrent_writer_processes(tmp_path: Path) -> None:
     assert [p.returncode for p in procs] == [0] * 4, errors
     cache = ResponseCache(db)
     assert len(cache) == 600
-    key, _ = request_key("p", "m", [Message("user", "w3-149")], GenerateConfig())
+    ident = {"provider": "p", "model": "m"}
+    key, _ = request_key(ident, [Message("user", "w3-149")], GenerateConfig())
     hit = cache.get(key)
     assert hit is not None and hit.text == "w3-149" and hit.cached
     cache.close()
@@ -308,9 +315,11 @@ async def test_cached_replays_do_not_spend_budget(tmp_path: Path) -> None:
     model = ModelLayer(
         MockModel(responder=echo), cache="read_write", cache_path=db, max_tokens_budget=1
     )
-    await model.generate(MSG, GenerateConfig())  # the live call spends the budget
+    live = await model.generate(MSG, GenerateConfig())  # the live call spends the budget
     out = await model.generate(MSG, GenerateConfig())  # a replay is still served
-    assert out.cached and out.cost_usd == 0.0
+    # It reports what the live call spent ("as run live") but pays nothing now.
+    assert out.cached and out.prompt_tokens == live.prompt_tokens
+    assert model.usage.tokens == live.prompt_tokens + live.completion_tokens
     with pytest.raises(BudgetExceeded):
         await model.generate([Message("user", "new")], GenerateConfig())
 

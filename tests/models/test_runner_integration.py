@@ -121,10 +121,8 @@ def comparable(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for r in recs:
         r = {k: v for k, v in r.items() if k not in _TIMING}
-        r["model_calls"] = [
-            {k: v for k, v in c.items() if k not in ("latency_s", "cached")}
-            for c in r["model_calls"]
-        ]
+        # A replay logs the live call's tokens, cost and latency: only `cached` differs.
+        r["model_calls"] = [{k: v for k, v in c.items() if k != "cached"} for c in r["model_calls"]]
         out.append(r)
     return sorted(out, key=lambda r: (r["task_id"], r["trial"]))
 

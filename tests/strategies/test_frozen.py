@@ -68,6 +68,9 @@ async def test_every_variant_starts_from_the_same_first_attempt(tmp_path: Path) 
             assert call["cached"] is True
             assert call["prompt_tokens"] == src_call["prompt_tokens"]
             assert call["completion_tokens"] == src_call["completion_tokens"]
+            # ...and what it cost and took when it ran live (as run live, not 0).
+            assert call["latency_s"] == src_call["latency_s"]
+            assert call["cost_usd"] == src_call["cost_usd"]
             # No live actor call for trial 1: one actor prompt per later trial.
             word = {"toy/0": "alpha", "toy/1": "beta", "toy/2": "gamma", "toy/3": "delta"}[tid]
             assert len(actor_prompts(model, word)) == len(recs) - 1
