@@ -687,6 +687,9 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
         lines.append(
             "Shares in %, [95% bootstrap CI over tasks]; published rows are the paper's printed figures."
         )
+        # Set by `reflexion-bench report` from each run's provenance.json.
+        for warning in report.get("provenance_warnings") or []:
+            lines.append(f"**warning: {warning}**")
         if any(
             (g.get("answer_key") or {}).get("label") == "answer-in-loop" for g in report["groups"]
         ):

@@ -69,6 +69,14 @@ def main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
+    # Runs compared in one table must come from the same code, libraries, data, model,
+    # sandbox and kind of machine, or the table says so (provenance.json of each run).
+    from reflexion_bench.runner.provenance import compare_provenance
+
+    provenance_warnings = compare_provenance(run_dirs)
+    for warning in provenance_warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
     summaries = []
     for run_dir in run_dirs:
         if args.no_write:
@@ -99,6 +107,7 @@ def main(argv: list[str]) -> int:
         n_resamples=args.resamples,
         seed=args.seed,
     )
+    report["provenance_warnings"] = provenance_warnings
     fmt = args.format or "md"
     which = args.table or (["main"] if fmt == "csv" else None)
     sys.stdout.write(render(report, fmt, which))

@@ -245,26 +245,44 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     """Build, run, and summarise one experiment into ``run_dir``."""
     from reflexion_bench.analysis.report import write_run_outputs
 
+    from reflexion_bench.runner import provenance
     from reflexion_bench.runner.resume_guard import check_resume
 
     run_dir.mkdir(parents=True, exist_ok=True)
     # Before config.yaml is overwritten: the folder's results belong to the saved one.
-    check_resume(cfg, run_dir)
+    forced = check_resume(cfg, run_dir)
     save_config(cfg, run_dir / "config.yaml")
     started = time.perf_counter()
-    ctx = build_context(cfg, run_dir)
+    start_time = datetime.now(UTC).isoformat(timespec="seconds")
+    # The files read while the environment loads its tasks (and the roles are built)
+    # are the run's data files: provenance.json records their SHA-256.
+    with provenance.OpenedFiles() as opened:
+        ctx = build_context(cfg, run_dir)
+    paths = cfg.get("paths") or {}
+    provenance.record_start(
+        run_dir,
+        ctx,
+        opened.paths,
+        start_time=start_time,
+        cache_dir=paths.get("cache_dir"),
+        forced=forced,
+    )
+    outcome = "error"
     ctx.meta = {
         k: v for k, v in {"seed": cfg.get("seed"), "name": cfg.get("name")}.items() if v is not None
     }
     try:
         await _start(ctx)
         counts = await execute(ctx, resume=str(cfg.get("resume", True)).lower() != "false")
+        outcome = "finished"
     except RunAborted:
+        outcome = "aborted"
         # What was done is kept and summarised before the abort is reported.
         write_run_outputs(run_dir)
         raise
     finally:
         await _close(ctx)
+        provenance.finish(run_dir, outcome, ctx)
     summary = write_run_outputs(run_dir)
     summary["run"] = {**counts, "wall_time_s": round(time.perf_counter() - started, 2)}
     return summary

