@@ -132,11 +132,17 @@ class StructuredReflector:
             "You analyse an agent's attempt at a task and write a short structured lesson. "
             "Separate facts you can see from guesses. Never rewrite the whole solution."
         )
-        outcome = (
-            _SUCCESS_HINT[self.variant]
-            if feedback.passed
-            else "The attempt FAILED. Explain the failure."
-        )
+        if feedback.passed is None:
+            # No verdict exists (no in-loop check ran): the lesson must rest on the
+            # reflector's own reading, not on an outcome nobody observed.
+            outcome = (
+                "Nothing checked this attempt. Judge yourself whether it is right; "
+                "explain what to keep or what to fix."
+            )
+        elif feedback.passed:
+            outcome = _SUCCESS_HINT[self.variant]
+        else:
+            outcome = "The attempt FAILED. Explain the failure."
         user = (
             f"Task:\n```{fence}\n{task.prompt.strip()[: self.max_chars]}\n```\n\n"
             f"The {what}:\n```{fence}\n{_clip(body, self.max_chars)}\n```\n\n"

@@ -17,6 +17,7 @@ from reflexion_bench.analysis.report import load_summary
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import Services, TaskState, TrialRecord
 from reflexion_bench.core.types import Attempt, Feedback, GenerateConfig, Message, Task
+from reflexion_bench.memory.base import WindowMemory
 from reflexion_bench.memory.lifelong import (
     GatingPolicy,
     LifelongMemory,
@@ -24,6 +25,7 @@ from reflexion_bench.memory.lifelong import (
     RetrievalConfig,
 )
 from reflexion_bench.models.mock import MockModel
+from reflexion_bench.reflectors.structured import StructuredReflector
 from reflexion_bench.runner.loop import Roles
 from reflexion_bench.runner.run import RunContext, execute
 from reflexion_bench.strategies.base import Strategy
@@ -176,3 +178,18 @@ def test_the_old_key_is_refused_with_the_new_name(tmp_path: Path) -> None:
         LifelongMemory(store=tmp_path / "s", outcome_source="hidden")
     with pytest.raises(ConfigError, match=r"memory\.label_from_hidden"):
         LifelongMemory(store=tmp_path / "s", label_from_hidden="yes")  # type: ignore[arg-type]
+
+
+def test_structured_reflector_is_not_told_an_unchecked_attempt_failed() -> None:
+    state = TaskState(
+        task=Task(id="t/0", prompt="Say the word alpha.", benchmark="toy"),
+        strategy="simple",
+        max_trials=1,
+        memory=WindowMemory(1),
+        services=Services(model=MockModel(responder=responder)),
+    )
+    attempt = Attempt(candidate="wrong", trajectory="wrong")
+    unchecked = StructuredReflector().messages(state, attempt, Feedback(None))[-1].content
+    failed = StructuredReflector().messages(state, attempt, Feedback(False, "x"))[-1].content
+    assert "FAILED" not in unchecked and "Nothing checked this attempt" in unchecked
+    assert "FAILED" in failed
