@@ -1,19 +1,17 @@
 """Python as a :class:`~reflexion_bench.environments.code_common.CodeLanguage`.
 
 Extraction is forgiving (fenced or bare code, repeated signature, body only, prose
-around it, demo code after it); execution goes through the sandbox with a small
-harness (``_python_harness.py``) that isolates every unit test in its own forked
-process and reports verdicts on a channel the candidate cannot write to by accident.
+around it, demo code after it); execution goes through the unforgeable judge
+(:mod:`reflexion_bench.judge`): hidden tests and self-tests run in a trusted judge
+process, the candidate in a separate process that can only answer calls with plain
+data, so no candidate can write its own verdict.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
 import textwrap
-from pathlib import Path
-from typing import Any
 
 from reflexion_bench.core.types import Task
 from reflexion_bench.environments.code_common import (
@@ -22,15 +20,9 @@ from reflexion_bench.environments.code_common import (
     HiddenOutcome,
     ParsedTests,
     TestOutcome,
-    describe_exec_failure,
-    tail,
 )
-from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Sandbox
-
-_HARNESS_SOURCE = (Path(__file__).resolve().parent / "_python_harness.py").read_text(
-    encoding="utf-8"
-)
-_MARKER = "@@RB-VERDICT@@ "
+from reflexion_bench.judge import check_self_test, judge_hidden, judge_self_tests
+from reflexion_bench.sandbox.base import Sandbox
 
 _FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _PY_TAGS = {"", "python", "py", "python3", "py3"}
@@ -387,18 +379,16 @@ class PythonLanguage(CodeLanguage):
                 dropped.append(first)
                 continue
             test = ast.unparse(stmt)
+            if check_self_test(test, entry_point) is not None:
+                # Self-tests run as expressions in the judge: only pure asserts over the
+                # entry point's results qualify (the actor must not forge its verdicts).
+                dropped.append(first)
+                continue
             if test not in tests:
                 tests.append(test)
         return ParsedTests(tests=tests, dropped=len(dropped), dropped_examples=dropped[:5])
 
     # ------------------------------------------------------------------ execution
-
-    def _files(self, program: str, spec: dict[str, object]) -> dict[str, str]:
-        return {
-            "harness.py": _HARNESS_SOURCE,
-            "solution.py": program,
-            "spec.json": json.dumps(spec),
-        }
 
     async def run_tests(
         self,
@@ -408,79 +398,37 @@ class PythonLanguage(CodeLanguage):
         entry_point: str,
         timeout_s: float,
     ) -> list[TestOutcome]:
-        if not tests:
-            return []
-        spec: dict[str, object] = {
-            "mode": "tests",
-            "tests": tests,
-            "entry_point": entry_point,
-            "test_timeout_s": timeout_s,
-            "prelude": self.prelude,
-        }
-        # Loading + every test at its own timeout + process start-up slack.
-        wall = timeout_s * (len(tests) + 1) + 10.0
-        result = await sandbox.exec(
-            ExecRequest(
-                argv=("{python}", "harness.py"), files=self._files(program, spec), timeout_s=wall
-            )
+        verdicts = await judge_self_tests(
+            sandbox,
+            program=program,
+            tests=tests,
+            entry_point=entry_point,
+            timeout_s=timeout_s,
+            candidate_prelude=self.prelude,
         )
-        verdicts = _verdict_lines(result)
-        load_error = next((v for v in verdicts if v.get("event") == "load_error"), None)
-        by_index = {int(v["i"]): v for v in verdicts if "i" in v}
-        outcomes: list[TestOutcome] = []
-        for i, test in enumerate(tests):
-            if load_error is not None:
-                outcomes.append(TestOutcome(test, "error", str(load_error.get("output", ""))))
-            elif i in by_index:
-                v = by_index[i]
-                outcomes.append(TestOutcome(test, str(v.get("status")), str(v.get("output", ""))))
-            else:
-                outcomes.append(
-                    TestOutcome(test, "error", f"not run: {describe_exec_failure(result)}")
-                )
-        return outcomes
+        return [TestOutcome(t, v.status, v.output) for t, v in zip(tests, verdicts, strict=True)]
 
     async def run_hidden(
         self, sandbox: Sandbox, program: str, task: Task, timeout_s: float
     ) -> HiddenOutcome:
-        spec: dict[str, object] = {
-            "mode": "hidden",
-            "entry_point": task.data.get("entry_point", ""),
-            "test_call": task.data.get("test_call", ""),
-            "prelude": task.data.get("prelude", self.prelude),
-            "recursion_limit": task.data.get("recursion_limit", self.recursion_limit),
-            "thread_stack_mb": task.data.get("thread_stack_mb", self.thread_stack_mb),
-        }
-        files = self._files(program, spec)
-        files["hidden_test.py"] = str(task.data.get("test", ""))
-        result = await sandbox.exec(
-            ExecRequest(argv=("{python}", "harness.py"), files=files, timeout_s=timeout_s)
+        entry = str(task.data.get("entry_point", ""))
+        prelude = str(task.data.get("prelude", self.prelude) or "")
+        verdict = await judge_hidden(
+            sandbox,
+            program=program,
+            test=str(task.data.get("test", "")),
+            test_call=str(task.data.get("test_call", "") or ""),
+            entry_point=entry,
+            timeout_s=timeout_s,
+            # The prompt's own helpers (HumanEval/32's `poly`...) judge the answer, not
+            # the candidate's copies of them.
+            helpers=_prompt_preamble(task.prompt, "", entry),
+            judge_prelude=prelude,
+            candidate_prelude=prelude,
+            recursion_limit=task.data.get("recursion_limit", self.recursion_limit),
+            stack_mb=task.data.get("thread_stack_mb", self.thread_stack_mb),
         )
-        verdicts = [v for v in _verdict_lines(result) if "status" in v]
-        if verdicts:
-            v = verdicts[-1]
-            return HiddenOutcome(str(v["status"]), str(v.get("detail", "")), result.duration_s)
-        if result.reason == "timeout":
-            return HiddenOutcome("timeout", describe_exec_failure(result), result.duration_s)
-        if result.reason in ("memory", "signal", "output_limit"):
-            return HiddenOutcome("fail", describe_exec_failure(result), result.duration_s)
-        detail = describe_exec_failure(result)
-        if result.stderr.strip():
-            detail += "\n" + tail(result.stderr, 800)
-        return HiddenOutcome("error", detail, result.duration_s)
-
-
-def _verdict_lines(result: ExecResult) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for line in result.stdout.splitlines():
-        if line.startswith(_MARKER):
-            try:
-                obj = json.loads(line[len(_MARKER) :])
-            except json.JSONDecodeError:
-                continue  # a line cut by the output limit
-            if isinstance(obj, dict):
-                out.append(obj)
-    return out
+        return HiddenOutcome(verdict.status, verdict.detail, verdict.duration_s)
 
 
 def _unittest_to_assert(stmt: ast.stmt) -> ast.Assert | None:

@@ -145,8 +145,10 @@ def kill_leftovers(pgid: int | None) -> int:
     return killed
 
 
-def _rm_tree(path: str) -> None:
-    """Remove ``path``'s contents, fixing permissions a program may have removed."""
+def _rm_tree(path: str, keep: str = "") -> None:
+    """Remove ``path``'s contents, fixing permissions a program may have removed.
+    ``keep`` (the scratch dir, when it lives inside a wiped dir such as /tmp) stays;
+    it is emptied on its own."""
     try:
         entries = os.listdir(path)
     except FileNotFoundError:
@@ -156,6 +158,8 @@ def _rm_tree(path: str) -> None:
         entries = os.listdir(path)
     for name in entries:
         full = os.path.join(path, name)
+        if keep and full == keep:
+            continue
         if os.path.islink(full) or not os.path.isdir(full):
             try:
                 os.unlink(full)
@@ -177,7 +181,7 @@ def wipe() -> bool:
     ok = True
     for path in [WORKDIR, *WIPE]:
         try:
-            _rm_tree(path)
+            _rm_tree(path, keep=WORKDIR)
         except OSError:
             ok = False
     return ok

@@ -145,6 +145,8 @@ class LocalSandbox(PooledSandbox):
         recycle_after: programs a worker runs before it is replaced by a fresh one.
         inproc_python: run ``{python} file.py`` in a fork of the warm supervisor (no
             interpreter start per program); ``false`` execs a fresh interpreter.
+        allow_unprotected_scores: score hidden tests even at the ``rlimits`` level,
+            where a candidate can read the benchmark's files (refused otherwise).
     """
 
     def __init__(
@@ -157,13 +159,21 @@ class LocalSandbox(PooledSandbox):
         uid_base: int = _host.DEFAULT_UID_BASE,
         recycle_after: int = 500,
         inproc_python: bool = True,
+        allow_unprotected_scores: bool = False,
     ) -> None:
         super().__init__(jobs=jobs, recycle_after=recycle_after, inproc_python=inproc_python)
+        if not isinstance(allow_unprotected_scores, bool):
+            raise ConfigError(
+                "sandbox.allow_unprotected_scores", allow_unprotected_scores, "true or false"
+            )
+        self.allow_unprotected_scores = allow_unprotected_scores
         if isolation not in ("auto", *LEVELS):
             raise ConfigError("sandbox.isolation", isolation, ("auto", *LEVELS))
         self.python = _resolve_python(python)
-        self.disk_mb = int(disk_mb)
-        self.cgroup_memory_mb = int(cgroup_memory_mb)
+        # Checked here, at start: a tmpfs of -5 MB does not fail until the first worker
+        # starts, mid-run, where it would otherwise look like a verdict on the code.
+        self.disk_mb = _positive_int("sandbox.disk_mb", disk_mb)
+        self.cgroup_memory_mb = _positive_int("sandbox.cgroup_memory_mb", cgroup_memory_mb)
         self.uid_base = int(uid_base)
         self._root = os.geteuid() == 0
         self._leases: dict[int, _host.UidLease] = {}
@@ -311,6 +321,14 @@ def _driver_argv(python: str, config: dict[str, Any]) -> list[str]:
     return [python, "-I", "-S", "-c", DRIVER_SOURCE, json.dumps(config)]
 
 
+def _positive_int(key: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
+        raise ConfigError(key, value, "a whole number of MB >= 1")
+    if not float(value).is_integer():
+        raise ConfigError(key, value, "a whole number of MB >= 1")
+    return int(value)
+
+
 def build_argv(
     level: str, python: str, uid: int | None, disk_mb: int
 ) -> tuple[list[str], list[Path]]:
@@ -365,7 +383,9 @@ def build_argv(
         workdir, tmpdir = "/tmp/scratch", "/tmp"
         cfg = {
             "workdir": workdir,
-            "wipe": ["/var/tmp", "/dev/shm"],
+            # /tmp holds the scratch dir: the supervisor empties it around the scratch
+            # dir, so nothing a program leaves in /tmp reaches the next one.
+            "wipe": ["/tmp", "/var/tmp", "/dev/shm"],
             "python": python,
             "kill_all": True,
             "env": _sandbox_env(workdir, tmpdir),

