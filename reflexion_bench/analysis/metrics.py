@@ -2,7 +2,12 @@
 
 Definitions (K = the largest trial index in the run):
 - first_try: share of tasks whose trial-1 candidate passes the hidden scorer.
-- final: share of tasks whose *submitted* candidate (the last trial's) passes: pass@1.
+- final: share of tasks whose *submitted* candidate (the last trial's) passes: pass@1,
+  the headline, over all tasks: a task that errored (no verdict: an outage, a broken
+  sandbox) counts as failed.
+- errored_tasks / finished_tasks / final_finished: tasks whose last trial errored,
+  the others, and pass@1 over those others only. The two pass@1 differ exactly when
+  errors hid verdicts; a gap between them says the headline is an error count.
 - success_at_trial[k]: share of tasks whose submitted candidate after at most k
   trials passes (a task that stopped before k keeps its last verdict): the accuracy a
   run stopped at budget k would report.
@@ -224,6 +229,8 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     )
     first_verdicts = [vs[0] if trials[tid][0] == 1 else None for tid, vs in verdicts.items()]
     final_verdicts = [vs[-1] for vs in verdicts.values()]
+    errored_ids = set(finals.loc[finals["error"].notna(), "task_id"])
+    finished_verdicts = [vs[-1] for tid, vs in verdicts.items() if tid not in errored_ids]
     # LeetcodeHard: visible tests left out of the prompt because they are broken.
     left_out: dict[str, int] = {}
     for r in records:
@@ -248,7 +255,12 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "broken": broken_from_first,
             "unknown": unknown_first_final,
         },
-        "errored_tasks": int(finals["error"].notna().sum()),
+        "errored_tasks": len(errored_ids),
+        "finished_tasks": len(finished_verdicts),
+        "final_finished": _share(finished_verdicts, len(finished_verdicts))
+        if finished_verdicts
+        else None,
+        "errored_task_ids": sorted(errored_ids),
         "self_test_confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "final_fp": final_fp},
         "self_test_fp_rate": fp / (tp + fp) if (tp + fp) else None,
         "self_test_rates": {

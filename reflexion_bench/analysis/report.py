@@ -82,7 +82,10 @@ def format_table(summary: dict[str, Any]) -> str:
         f"tasks            {summary['n_tasks']}",
         f"answer key       {describe(summary.get('answer_key'))}",
         f"first-try        {_f(summary['first_try'])}",
-        f"final (pass@1)   {_f(summary['final'])}",
+        f"final (pass@1)   {_f(summary['final'])}  over all {summary['n_tasks']} tasks, "
+        "errored counted as failed",
+        f"pass@1 finished  {_f(summary.get('final_finished'))}  over the "
+        f"{summary.get('finished_tasks', summary['n_tasks'])} tasks that did not error",
         "success@trial    " + " ".join(_f(v) for v in summary["success_at_trial"]),
         "solved-by-trial  " + " ".join(_f(v) for v in summary["solved_by_trial"]),
         f"fixes/breaks     {summary['fixes']}/{summary['breaks']} between trials, "
@@ -91,7 +94,8 @@ def format_table(summary: dict[str, Any]) -> str:
         f"self-test TP/FP/FN/TN  {c['tp']}/{c['fp']}/{c['fn']}/{c['tn']} "
         f"(stopped on a wrong pass: {c['final_fp']}, of which before trial K: "
         f"{split.get('stopped_early', 0)})",
-        f"errored tasks    {summary['errored_tasks']}",
+        f"errored tasks    {summary['errored_tasks']}"
+        + (" (retry_errored=true on resume redoes them)" if summary["errored_tasks"] else ""),
         f"model calls      {_f(t['model_calls'], 'd')}  tokens {_f(t['tokens'], 'd')}  "
         f"cost {_f(t['cost_usd'], '.4f', '$')}  (as run live: a call replayed from the "
         "cache counts what its live call spent)",

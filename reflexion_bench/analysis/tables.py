@@ -9,6 +9,9 @@ tasks both ran, within one benchmark x model.
 
 Tables:
 - ``main``: first-try and final success with CIs, fix/break counts, cost per task.
+  ``final`` (pass@1) is over all tasks, an errored task (no verdict) counted as failed:
+  the headline. ``errored`` counts those tasks and ``final_finished`` is pass@1 over
+  the tasks that did not error, so errors are never hidden in a low score.
   Tokens and dollars are shown "as run live" (a call replayed from the response cache
   counts what its live call spent) and "paid now" (only the calls not replayed).
 - ``curve``: success of the submitted candidate after k trials, with CIs (and the
@@ -111,6 +114,10 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
     verdicts = _task_verdicts(group)
     first_ci = _column_ci([v[0] for v in verdicts.values()], n_resamples, seed)
     final_ci = _column_ci([v[1] for v in verdicts.values()], n_resamples, seed)
+    errored = set(s.get("errored_task_ids") or ())
+    finished_ci = _column_ci(
+        [v[1] for t, v in verdicts.items() if t not in errored], n_resamples, seed
+    )
     per_task = s.get("per_task_mean") or {}
     data: dict[str, Any] = {
         "benchmark": group.benchmark,
@@ -133,6 +140,8 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
         "breaks": s.get("breaks"),
         "first_to_final": s.get("first_to_final"),
         "errored_tasks": s.get("errored_tasks"),
+        "finished_tasks": s.get("finished_tasks"),
+        "final_finished": _interval(finished_ci) or {"estimate": s.get("final_finished")},
         "answer_key": s.get("answer_key"),
         "self_test": {
             "confusion": s.get("self_test_confusion"),
@@ -327,6 +336,10 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 "final": _est(g["final"]),
                 "final_low": g["final"].get("low"),
                 "final_high": g["final"].get("high"),
+                "errored": g.get("errored_tasks"),
+                "final_finished": _est(g.get("final_finished")),
+                "final_finished_low": (g.get("final_finished") or {}).get("low"),
+                "final_finished_high": (g.get("final_finished") or {}).get("high"),
                 # clean / answer-in-loop (N uses): did the loop see the answer key?
                 "answer_key": label_text(g.get("answer_key")),
                 "logged_final": (g.get("logged") or {}).get("final"),
@@ -497,6 +510,7 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
 _SHARE_COLS = {
     "first_try",
     "final",
+    "final_finished",
     "logged_final",
     "final_a",
     "final_b",
@@ -509,7 +523,8 @@ _SHARE_COLS = {
 }
 _HEADERS = {
     "first_try": "first try",
-    "final": "final",
+    "final": "final (errored = failed)",
+    "final_finished": "final of finished",
     "logged_final": "final (as logged)",
     "fixes": "fixes",
     "breaks": "breaks",
@@ -673,6 +688,12 @@ def _note(name: str, report: dict[str, Any]) -> str:
         return (
             f" (axis: {axis} per task; budget = the cheapest strategy's mean spend unless --budget)"
         )
+    if name == "main":
+        return (
+            " (final: pass@1 over all tasks, an errored task counted as failed; final of "
+            "finished: pass@1 over the tasks that did not error; errored: tasks without a "
+            "verdict, redone by a resume with retry_errored=true)"
+        )
     if name == "self_tests":
         return " (rates per self-test verdict, as in the paper's Table 2: TP+FP = 1, FN+TN = 1)"
     return ""
@@ -687,6 +708,12 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
         lines.append(
             "Shares in %, [95% bootstrap CI over tasks]; published rows are the paper's printed figures."
         )
+        for g in report["groups"]:
+            if g.get("errored_tasks"):
+                lines.append(
+                    f"**{g['label']} on {g['benchmark']}: {g['errored_tasks']} of "
+                    f"{g['n_tasks']} tasks errored**; its final counts them as failed"
+                )
         # Set by `reflexion-bench report` from each run's provenance.json.
         for warning in report.get("provenance_warnings") or []:
             lines.append(f"**warning: {warning}**")

@@ -146,8 +146,24 @@ def read_samples(path: Path) -> list[tuple[int, Any]]:
     if not path.is_file():
         raise EvaluateError(f"samples file not found: {path}")
     out: list[tuple[int, Any]] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    # Bytes, decoded line by line: one line of another encoding (Latin-1) or of binary
+    # garbage is that line's error, and every valid line is still scored.
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                out.append(
+                    (
+                        lineno,
+                        _BadLine(
+                            f"{path.name} line {lineno}: not UTF-8 text (byte "
+                            f"0x{raw[exc.start]:02x} at column {exc.start + 1}); save "
+                            "--samples as UTF-8 JSONL"
+                        ),
+                    )
+                )
+                continue
             if not line.strip():
                 continue
             try:

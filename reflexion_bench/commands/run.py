@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -71,6 +72,8 @@ def hydra_main(cfg: DictConfig) -> float | None:
     except (ConfigError, DatasetError, ModelError, FileNotFoundError, RunAborted) as exc:
         # Errors a user fixes by changing config/data/keys: one clear line, no traceback.
         message = redact_text(str(exc))
+        if isinstance(exc, RunAborted):
+            _log_aborted(tracker, run_dir)
         print(f"error: {message}", file=sys.stderr)
         if _is_multirun():
             # A failed job must not end the sweep: Hydra records it as failed and
@@ -79,6 +82,16 @@ def hydra_main(cfg: DictConfig) -> float | None:
         raise SystemExit(2) from None
     finally:
         tracker.close()
+
+
+def _log_aborted(tracker: Any, run_dir: Path) -> None:
+    # An aborted run (too many errored tasks, a budget) still reaches the tracker with
+    # its summary (errored tasks included): that is when its numbers most need a look.
+    import json
+
+    path = run_dir / "summary.json"
+    if path.exists():
+        tracker.log_run(run_dir, json.loads(path.read_text(encoding="utf-8")))
 
 
 def main(argv: list[str]) -> int:

@@ -120,6 +120,9 @@ class TaskState:
                 )
             )
             raise
+        # Capped here as well as in the model layer: bare clients (tests, custom
+        # backends) reach the roles through this call too.
+        out.cap_reply(cfg.max_reply_chars)
         self.pending_calls.append(
             ModelCall(
                 role=role,
@@ -133,6 +136,8 @@ class TaskState:
                 retries=out.retries,
                 served_model=out.served_model,
                 system_fingerprint=out.system_fingerprint,
+                reply_chars=out.reply_chars,
+                max_reply_chars=None if out.reply_chars is None else cfg.max_reply_chars,
             )
         )
         return out

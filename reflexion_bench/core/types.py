@@ -39,6 +39,9 @@ class GenerateConfig:
     seed: int | None = None
     sample_index: int = 0
     timeout_s: float = 600.0
+    max_reply_chars: int = 200_000
+    """Characters kept of a reply (never sent; not a cache key): a runaway reply of
+    megabytes would otherwise be copied into every later prompt and log record."""
 
     def replace(self, **changes: Any) -> GenerateConfig:
         return dataclasses.replace(self, **changes)
@@ -61,6 +64,16 @@ class ModelOutput:
     """The model id the API says answered (e.g. a dated snapshot of an alias)."""
     system_fingerprint: str | None = None
     """OpenAI's per-call backend fingerprint: logged with the call, never a cache key."""
+    reply_chars: int | None = None
+    """The reply's full length in characters when it was cut at ``max_reply_chars``."""
+
+    def cap_reply(self, max_chars: int) -> None:
+        """Keep the first ``max_chars`` characters of the text (the answer comes first;
+        what runs on is repetition) and remember the full length in ``reply_chars``."""
+        if len(self.text) > max_chars:
+            if self.reply_chars is None:
+                self.reply_chars = len(self.text)
+            self.text = self.text[:max_chars]
 
 
 @dataclass
@@ -84,6 +97,9 @@ class ModelCall:
     error: str | None = None
     served_model: str | None = None
     system_fingerprint: str | None = None
+    reply_chars: int | None = None
+    """Set when the reply was cut: its full length, and the cap it was cut at."""
+    max_reply_chars: int | None = None
 
 
 @dataclass

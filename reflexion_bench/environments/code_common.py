@@ -182,19 +182,29 @@ def read_jsonl(path: Path, key: str) -> Iterator[dict[str, Any]]:
             f"dataset file not found: {path} (set `{key}` to an existing JSONL file)"
         )
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"{path}:{lineno}: not valid JSON ({exc}); check `{key}`"
-                ) from None
-            if not isinstance(row, dict):
-                raise DatasetError(f"{path}:{lineno}: expected a JSON object; check `{key}`")
-            yield row
+    lineno = 0
+    try:
+        with opener(path, "rb") as fh:
+            for lineno, raw in enumerate(fh, 1):
+                line = raw.decode("utf-8")
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(
+                        f"{path}:{lineno}: not valid JSON ({exc}); check `{key}`"
+                    ) from None
+                if not isinstance(row, dict):
+                    raise DatasetError(f"{path}:{lineno}: expected a JSON object; check `{key}`")
+                yield row
+    except UnicodeDecodeError:
+        raise DatasetError(
+            f"{path}:{lineno}: not UTF-8 text (a binary file?); set `{key}` to a UTF-8 "
+            "JSONL file (or .jsonl.gz)"
+        ) from None
+    except (OSError, EOFError) as exc:  # e.g. a .gz that is not gzip
+        raise DatasetError(f"{path}: cannot be read ({exc}); check `{key}`") from None
 
 
 _TOP_LEVEL_CALL = re.compile(r"^(?!def |class |\s|#)[^\n]*\b(?:check|test_check)\s*\(", re.M)

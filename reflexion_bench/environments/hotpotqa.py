@@ -73,15 +73,20 @@ def _load_jsonl(path: str) -> tuple[HotpotRecord, ...]:
             "REFLEXION_BENCH_DATA, or use `env.source=hf` online)"
         )
     records = []
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
-            records.append(_validate(rec, f"{p}:{lineno}"))
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DatasetError(
+            f"{p}: not UTF-8 text (a binary file?); set `env.path` to a JSONL file"
+        ) from None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from None
+        records.append(_validate(rec, f"{p}:{lineno}"))
     if not records:
         raise DatasetError(f"HotpotQA file {p} holds no records")
     return tuple(records)

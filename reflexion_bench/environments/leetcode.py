@@ -279,14 +279,19 @@ def _read_jsonl(path: Path, key: str) -> list[dict[str, Any]]:
             "LeetcodeHard JSONL files)"
         )
     rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DatasetError(
+            f"{path}: not UTF-8 text (a binary file?); set `env.{key}` to a JSONL file"
+        ) from None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
     return rows
 
 

@@ -596,6 +596,9 @@ class ModelLayer(ModelClient):
         text, stopped = truncate_at_stop(out.text, config.stop)
         if stopped:
             out.text, out.finish_reason = text, "stop"
+        # Before the cache and the log see it: one runaway reply of 50 MB would
+        # otherwise be stored, replayed and copied into every later prompt.
+        out.cap_reply(config.max_reply_chars)
         out.model = out.model or self.name
         return out
 

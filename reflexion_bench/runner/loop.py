@@ -19,6 +19,7 @@ from reflexion_bench.core.types import Attempt, Feedback, Score
 from reflexion_bench.evaluators.base import Evaluator
 from reflexion_bench.models.base import BudgetExceeded
 from reflexion_bench.reflectors.base import Reflector
+from reflexion_bench.sandbox.base import SandboxError
 from reflexion_bench.scorers.base import Scorer
 from reflexion_bench.strategies.base import TRIAL_EXTRA_KEY, Strategy
 
@@ -68,6 +69,10 @@ async def run_trial(state: TaskState, roles: Roles) -> tuple[TrialRecord, bool]:
         # measurable; its verdict never reaches the actor or the reflector.
         try:
             rec.hidden = await roles.scorer.score(state, attempt)
+        except SandboxError:
+            # The sandbox itself failed: there is no verdict on this code, so the trial
+            # is an error (errored task, redone by retry_errored), never a `fail`.
+            raise
         except Exception as exc:  # a scorer crash is a scoring error, not a task error
             rec.hidden = Score(passed=False, status="error", detail=_error_text(exc))
 

@@ -2,8 +2,10 @@
 
 Tasks run concurrently up to ``max_concurrent_tasks``; each trial is appended to the
 run log as it finishes; a task that errors is recorded and the run goes on, unless
-the share of errored tasks passes ``fail_on_error``. Resuming skips the tasks that
-already have a finished attempt in the log.
+the share of errored tasks passes ``fail_on_error`` (checked as tasks finish, and
+over the whole run at its end, so a small run that errored throughout exits non-zero
+too). Resuming skips the tasks that already have a finished attempt in the log; with
+``retry_errored=true`` it redoes those whose attempt ended in an error.
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ from reflexion_bench.memory.base import Memory, TaskAwareMemory
 from reflexion_bench.models.base import ModelClient
 from reflexion_bench.runner.loop import Roles, run_task
 from reflexion_bench.runner.progress import Progress
-from reflexion_bench.runner.runlog import LOG_NAME, RunLogWriter, finished_task_ids
+from reflexion_bench.runner.runlog import (
+    LOG_NAME,
+    RunLogWriter,
+    effective_records,
+    errored_task_ids,
+    finished_task_ids,
+    iter_records,
+)
 from reflexion_bench.sandbox.base import Sandbox
 
 log = logging.getLogger(__name__)
@@ -52,6 +61,7 @@ class RunContext:
     max_concurrent_tasks: int = 1
     fail_on_error: float = 1.0
     min_tasks_before_abort: int = 5
+    retry_errored: bool = False
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     meta: dict[str, Any] = field(default_factory=dict)
     show_progress: bool = True
@@ -84,7 +94,7 @@ def trial_to_record(
 async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
     """Run all tasks not yet finished in ``ctx.run_dir``; return counts."""
     log_path = ctx.run_dir / LOG_NAME
-    done_ids = finished_task_ids(log_path) if resume else set()
+    done_ids = finished_task_ids(log_path, ctx.retry_errored) if resume else set()
     todo = [t for t in ctx.tasks if t.id not in done_ids]
     writer = RunLogWriter(log_path)
     progress = Progress(
@@ -147,10 +157,27 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
             f"stopped by the model budget ({budget_stop[0]}); {counts['ran']} finished tasks "
             f"are kept in {log_path}: resume with a larger budget to finish the rest"
         )
+    redo = (
+        f"see the `error` fields in {log_path}; once the cause is fixed, run the same "
+        "command again with retry_errored=true to redo the errored tasks"
+    )
     if abort.is_set():
         raise RunAborted(
             f"{counts['errored']} of {counts['ran']} tasks errored, more than "
-            f"fail_on_error={ctx.fail_on_error}; see the `error` fields in {log_path}"
+            f"fail_on_error={ctx.fail_on_error}; the run stopped early: {redo} "
+            "(and finish the tasks not yet run)"
+        )
+    # Over the whole run (earlier sessions included), so that a run too small for the
+    # early check above, or resumed without retrying its errors, still fails loudly.
+    ids = {t.id for t in ctx.tasks}
+    finished = [r for r in effective_records(iter_records(log_path)) if r["task_id"] in ids]
+    n_finished = len({str(r["task_id"]) for r in finished})
+    n_errored = len(errored_task_ids(finished))
+    counts["errored_total"] = n_errored
+    if n_errored and n_errored / n_finished > ctx.fail_on_error:
+        raise RunAborted(
+            f"{n_errored} of {n_finished} tasks errored, more than "
+            f"fail_on_error={ctx.fail_on_error}: {redo}"
         )
     return counts
 
@@ -158,8 +185,99 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
 # --------------------------------------------------------------------------- config
 
 
+def _number(
+    key: str,
+    value: Any,
+    *,
+    integer: bool = False,
+    low: float | None = None,
+    high: float | None = None,
+    allowed: str,
+) -> Any:
+    """``value`` as an int/float within bounds, or a ConfigError naming ``key``.
+
+    Hydra passes ``limit=abc`` through as a string; without this check it surfaces
+    deep in a library as ``TypeError``/``ValueError`` with a traceback.
+    """
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if ok and integer:
+        ok = float(value).is_integer()
+    if ok and low is not None:
+        ok = value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        raise ConfigError(key, value, allowed)
+    return int(value) if integer else float(value)
+
+
+def _flag(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "false"):
+        return str(value).lower() == "true"
+    raise ConfigError(key, value, "true or false")
+
+
+def _generate_config(cfg: DictConfig) -> GenerateConfig:
+    gen = cfg.get("generate") or {}
+    default = GenerateConfig()
+
+    def get(name: str) -> Any:
+        return gen.get(name, getattr(default, name))
+
+    stop = get("stop") or ()
+    if isinstance(stop, str):
+        stop = (stop,)
+    seed = gen.get("seed", cfg.get("seed"))
+    if seed is not None:
+        key = "generate.seed" if "seed" in gen else "seed"
+        seed = _number(key, seed, integer=True, allowed="null or an integer")
+    return GenerateConfig(
+        max_tokens=_number(
+            "generate.max_tokens", get("max_tokens"), integer=True, low=1, allowed="an integer >= 1"
+        ),
+        temperature=_number(
+            "generate.temperature", get("temperature"), low=0, allowed="a number >= 0, e.g. 0.0"
+        ),
+        top_p=_number("generate.top_p", get("top_p"), low=0, high=1, allowed="a number in [0, 1]"),
+        stop=tuple(str(x) for x in stop),
+        seed=seed,
+        timeout_s=_number(
+            "generate.timeout_s", get("timeout_s"), low=1e-9, allowed="a number of seconds > 0"
+        ),
+        max_reply_chars=_number(
+            "generate.max_reply_chars",
+            get("max_reply_chars"),
+            integer=True,
+            low=1,
+            allowed="an integer >= 1 (characters kept of each model reply)",
+        ),
+    )
+
+
 def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
     """Instantiate every configured object of a run; config errors surface here, at start."""
+    # Plain values first: environments read `limit` while loading, where a bad value
+    # would surface as a TypeError from a library instead of naming the key.
+    if cfg.get("limit") is not None:
+        _number("limit", cfg.get("limit"), integer=True, low=0, allowed="null or an integer >= 0")
+    fail_on_error = _number(
+        "fail_on_error",
+        cfg.get("fail_on_error", 1.0),
+        low=0,
+        high=1,
+        allowed="a share of tasks in [0, 1], e.g. 0.5",
+    )
+    concurrency = _number(
+        "max_concurrent_tasks",
+        cfg.get("max_concurrent_tasks", 1),
+        integer=True,
+        low=1,
+        allowed="an integer >= 1",
+    )
+    retry_errored = _flag("retry_errored", cfg.get("retry_errored", False))
+    generate_config = _generate_config(cfg)
     env = build(cfg.env, "env")
     tasks = env.load_tasks()
     if not tasks:
@@ -185,15 +303,6 @@ def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
         if int(cap) < 1:
             raise ConfigError("max_trials_cap", cap, "null or an integer >= 1")
         strategy.max_trials = min(strategy.max_trials, int(cap))
-    gen = cfg.get("generate") or {}
-    generate_config = GenerateConfig(
-        max_tokens=int(gen.get("max_tokens", 512)),
-        temperature=float(gen.get("temperature", 0.0)),
-        top_p=float(gen.get("top_p", 1.0)),
-        stop=tuple(gen.get("stop") or ()),
-        seed=gen.get("seed", cfg.get("seed")),
-        timeout_s=float(gen.get("timeout_s", 600.0)),
-    )
     roles = Roles(
         actor=build(cfg.actor, "actor"),
         evaluator=build(cfg.evaluator, "evaluator"),
@@ -219,8 +328,9 @@ def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
         memory_window=window,
         benchmark=str(getattr(env, "name", "unknown")),
         run_dir=run_dir,
-        max_concurrent_tasks=int(cfg.get("max_concurrent_tasks", 1)),
-        fail_on_error=float(cfg.get("fail_on_error", 1.0)),
+        max_concurrent_tasks=concurrency,
+        fail_on_error=fail_on_error,
+        retry_errored=retry_errored,
         show_progress=bool(cfg.get("progress", True)),
     )
 

@@ -56,10 +56,19 @@ class RunLogWriter:
 
 
 def iter_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the records of a log, skipping (with a warning) lines that do not parse."""
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.strip()
+    """Yield the records of a log, skipping (with a warning) lines that do not parse.
+
+    The file is read as bytes and each line decoded on its own: a line of random bytes
+    (a disk error, a write cut short by a crash) is one dropped record, not a
+    ``UnicodeDecodeError`` that makes the whole run unreadable.
+    """
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                log.warning("%s:%d: dropped a corrupt record (not UTF-8 text)", path, lineno)
+                continue
             if not line:
                 continue
             try:
@@ -67,8 +76,37 @@ def iter_records(path: Path) -> Iterator[dict[str, Any]]:
             except json.JSONDecodeError:
                 log.warning("%s:%d: dropped a truncated/corrupt record", path, lineno)
                 continue
-            if isinstance(rec, dict):
+            if not isinstance(rec, dict):
+                log.warning("%s:%d: dropped a record that is not a JSON object", path, lineno)
+            elif rec.get("type", "trial") != "trial" or (
+                "task_id" in rec and _is_int(rec.get("trial"))
+            ):
                 yield rec
+            else:
+                log.warning("%s:%d: dropped a trial record without task_id/trial", path, lineno)
+
+
+def _is_int(value: Any) -> bool:
+    try:
+        int(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _complete(trials: list[dict[str, Any]]) -> bool:
+    """Whether an attempt reached its final trial with no trial record lost.
+
+    Live runs number trials 1..k without gaps, so a gap means a record was dropped as
+    corrupt: the attempt is treated as unfinished and the task is redone on resume.
+    Imported logs (the paper's) may lack trials by nature and say so in ``extra``.
+    """
+    if not any(r.get("final") for r in trials):
+        return False
+    if any((r.get("extra") or {}).get("imported") for r in trials):
+        return True
+    indices = {int(r["trial"]) for r in trials}
+    return indices == set(range(1, max(indices) + 1))
 
 
 def effective_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -88,8 +126,7 @@ def effective_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
         by_attempt[key].append(rec)
     chosen: dict[str, tuple[str, str]] = {}
     for key in order:
-        trials = by_attempt[key]
-        if any(r.get("final") for r in trials):
+        if _complete(by_attempt[key]):
             chosen[key[0]] = key  # later finished attempts replace earlier ones
     out: list[dict[str, Any]] = []
     position = {key: i for i, key in enumerate(order)}
@@ -111,7 +148,23 @@ def load_run_records(run_dir: Path) -> list[dict[str, Any]]:
     return effective_records(iter_records(path))
 
 
-def finished_task_ids(path: Path) -> set[str]:
+def finished_task_ids(path: Path, retry_errored: bool = False) -> set[str]:
+    """Tasks a resume skips: those with a finished attempt in the log. With
+    ``retry_errored`` a task whose finished attempt ended in an error (an outage, a
+    broken sandbox) is not skipped, so the resume redoes it."""
     if not path.exists():
         return set()
-    return {str(r["task_id"]) for r in effective_records(iter_records(path))}
+    records = effective_records(iter_records(path))
+    errored = errored_task_ids(records) if retry_errored else set()
+    return {str(r["task_id"]) for r in records} - errored
+
+
+def errored_task_ids(records: Iterable[dict[str, Any]]) -> set[str]:
+    """Tasks of effective records whose last trial errored (no verdict: counted as
+    failed in pass@1, left out of pass@1 over finished tasks)."""
+    last: dict[str, dict[str, Any]] = {}
+    for r in records:
+        tid = str(r["task_id"])
+        if tid not in last or int(r["trial"]) >= int(last[tid]["trial"]):
+            last[tid] = r
+    return {tid for tid, r in last.items() if r.get("error")}

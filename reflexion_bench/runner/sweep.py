@@ -56,6 +56,25 @@ def job_counts(records: Iterable[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
+def task_counts(records: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Tasks of the ended jobs, and how many of them errored (no verdict)."""
+    counts = {"tasks": 0, "errored": 0}
+    for rec in records:
+        counts["tasks"] += int(rec.get("n_tasks") or 0)
+        counts["errored"] += int(rec.get("errored_tasks") or 0)
+    return counts
+
+
+def _run_summary(job_dir: Path) -> dict[str, Any]:
+    # The job's own summary (written also when the run aborted on errors): a job can
+    # complete with every task errored, so its status alone says nothing of errors.
+    try:
+        data = json.loads((job_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 class SweepIndex(Callback):
     """Writes ``<sweep dir>/index.jsonl`` (job folder, overrides, status, final score)
     and prints a line of jobs done / running / failed as each job starts and ends."""
@@ -68,9 +87,11 @@ class SweepIndex(Callback):
         return Path(str(config.hydra.sweep.dir))
 
     def _report(self, config: DictConfig) -> None:
-        counts = job_counts(read_index(self._sweep_dir(config)))
+        index = read_index(self._sweep_dir(config))
+        counts = {**job_counts(index), **task_counts(index)}
         print(
-            f"[sweep] jobs done {counts['done']} running {counts['running']} failed {counts['failed']}",
+            f"[sweep] jobs done {counts['done']} running {counts['running']} failed {counts['failed']}"
+            f"; tasks errored {counts['errored']} of {counts['tasks']}",
             file=sys.stderr,
             flush=True,
         )
@@ -109,6 +130,11 @@ class SweepIndex(Callback):
             "wall_time_s": round(time.time() - self._started, 2),
             "time": datetime.now(UTC).isoformat(timespec="seconds"),
         }
+        summary = _run_summary(Path(hc.runtime.output_dir))
+        if summary:
+            record["n_tasks"] = int(summary.get("n_tasks") or 0)
+            record["errored_tasks"] = int(summary.get("errored_tasks") or 0)
+            record["final_finished"] = summary.get("final_finished")
         if ok:
             record["final"] = job_return._return_value
         else:

@@ -228,7 +228,7 @@ class AlfWorldEnvironment:
 def _read_game(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DatasetError(f"cannot read ALFWorld game {path}: {exc}") from None
     if not isinstance(data, dict):
         raise DatasetError(f"ALFWorld game {path} is not a JSON object")
