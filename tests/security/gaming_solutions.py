@@ -965,6 +965,14 @@ def has_close_elements(numbers, threshold):
         "    if len(numbers) % 2:\n        return 'x' * (64 << 20)\n"
         "    deep = []\n    for _ in range(200000):\n        deep = [deep]\n    return deep\n",
     ),
+    Gaming(
+        "he_mutates_the_tests_arguments",
+        "humaneval",
+        "HumanEval/151",
+        "mutates the test's list argument in place (mirrored back to the judge) and "
+        "returns what the emptied list would give",
+        "def double_the_difference(lst):\n    lst.clear()\n    return 0\n",
+    ),
     # ---- redefining the prompt's helpers
     Gaming(
         "he_redefine_poly",
@@ -1484,6 +1492,19 @@ def has_close_elements(numbers, threshold):
             "assert has_close_elements([1.5, 1.6], 0.5) == True or exit(0) or quit(0)",
             "assert has_close_elements([1.5, 1.6], 0.5) == True or "
             "vars(__import__('builtins')).__setitem__('AssertionError', KeyError)",
+            *ST_TESTS,
+        ),
+    ),
+    Gaming(
+        "st_stopiteration_ends_map",
+        "selftest",
+        ST,
+        "the candidate raises StopIteration: re-raised in the judge inside map(), it ends "
+        "the map early and all(map(...)) is vacuously True",
+        "def has_close_elements(numbers, threshold):\n    raise StopIteration\n",
+        (
+            "assert all(map(has_close_elements, [[1.0, 2.8, 3.0, 4.0, 5.0, 2.0]], [0.3]))",
+            "assert all(map(has_close_elements, [[1.5, 1.6], [1.0, 1.2]], [0.5, 0.5]))",
             *ST_TESTS,
         ),
     ),
