@@ -329,14 +329,6 @@ def _positive_int(key: str, value: object) -> int:
     return int(value)
 
 
-def _positive_int(key: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1:
-        raise ConfigError(key, value, "a whole number of MB >= 1")
-    if not float(value).is_integer():
-        raise ConfigError(key, value, "a whole number of MB >= 1")
-    return int(value)
-
-
 def build_argv(
     level: str, python: str, uid: int | None, disk_mb: int
 ) -> tuple[list[str], list[Path]]:
