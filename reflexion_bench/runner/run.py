@@ -354,7 +354,6 @@ async def _close(ctx: RunContext) -> None:
 async def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     """Build, run, and summarise one experiment into ``run_dir``."""
     from reflexion_bench.analysis.report import write_run_outputs
-
     from reflexion_bench.runner import provenance
     from reflexion_bench.runner.resume_guard import check_resume
 
