@@ -174,3 +174,30 @@ def test_resumed_run_keeps_earlier_sessions_and_report_flags_a_mixed_run(tmp_pat
     assert rep.returncode == 0, rep.stderr
     assert "warning: provenance field `model[toy-mock].base_url` differs" in rep.stderr
     assert "run (session 1)" in rep.stderr and "run (session 2)" in rep.stderr
+
+
+def test_large_data_files_are_hashed_once_then_stamped(tmp_path: Path) -> None:
+    from reflexion_bench.runner.provenance import hash_data_files
+
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(1024) * (17 * 1024))  # 17 MiB: above the stamp threshold
+    expected = hashlib.sha256(big.read_bytes()).hexdigest()
+    stamps = tmp_path / "stamps"
+    (first,) = hash_data_files([big], stamps)
+    assert first["sha256"] == expected and first["bytes"] == big.stat().st_size
+    assert list(stamps.rglob("*.ok"))  # the digest is stamped with the file's size+mtime
+    # A changed file is hashed again, not served from its stale stamp.
+    with big.open("r+b") as fh:
+        fh.write(b"changed")
+    (second,) = hash_data_files([big], stamps)
+    assert second["sha256"] == hashlib.sha256(big.read_bytes()).hexdigest() != expected
+
+
+def test_report_names_runs_without_provenance(tmp_path: Path) -> None:
+    base = ["run", SEARCH, "env=toy", "model=toy", "sandbox=none", "progress=false", "limit=1"]
+    assert cli(*base, f"run_dir={tmp_path / 'runs' / 'new'}").returncode == 0
+    assert cli(*base, f"run_dir={tmp_path / 'runs' / 'old'}", "seed=1").returncode == 0
+    (tmp_path / "runs" / "old" / "provenance.json").unlink()  # as a run made before it existed
+    rep = cli("report", str(tmp_path / "runs"), "--no-write", "--resamples", "200")
+    assert rep.returncode == 0, rep.stderr
+    assert "warning: no provenance.json in old" in rep.stderr
