@@ -14,6 +14,14 @@ Same run, same machine, same programs (prompt + canonical_solution + test +
   and with ``exec_batch`` (several programs per hand-off, each still in its own fresh
   process and scratch dir). Times include starting the sandbox (cold start).
 
+* ``judge``: the real scoring path, ``PythonLanguage.run_hidden`` through the
+  unforgeable judge (a trusted judge process plus a fresh candidate interpreter per
+  program, talking over the plain-data wire): what ``run`` and ``evaluate`` pay.
+
+Then the judge's own costs: the per-call cost of the proxy (a hidden test making
+2,000 calls vs one making 1) and the wire codec on a LeetcodeHard-sized argument
+(3 MB of nested lists).
+
 Every run must score all 164 as passed, or the figure is not printed as valid.
 The machine is shared: the load average is printed before and after; rerun when quiet.
 
@@ -124,6 +132,77 @@ async def _run_sandbox(
     return elapsed, sum(r.ok for r in results)
 
 
+def _tasks(problems: dict[str, dict[str, Any]]) -> list[Any]:
+    from reflexion_bench.environments.code_common import problem_to_task
+    from reflexion_bench.environments.code_python import PythonLanguage
+
+    lang = PythonLanguage()
+    return [problem_to_task(p, "humaneval", lang, "bench") for p in problems.values()]
+
+
+async def _run_judge(
+    name: str, jobs: int, problems: dict[str, dict[str, Any]], kw: dict[str, Any]
+) -> tuple[float, int]:
+    """The 164 canonical solutions through the scorer's own path (the judge)."""
+    from reflexion_bench.environments.code_python import PythonLanguage
+
+    lang = PythonLanguage()
+    tasks = _tasks(problems)
+    if name == "rlimits":  # measured for comparison; such scores are not protected
+        kw = {**kw, "allow_unprotected_scores": True}
+    started = time.perf_counter()
+    sb = make_backend(name, jobs, **dict(kw))
+    outs = await asyncio.gather(
+        *(
+            lang.run_hidden(sb, t.prompt + problems[t.id]["canonical_solution"], t, 10.0)
+            for t in tasks
+        )
+    )
+    elapsed = time.perf_counter() - started
+    await sb.aclose()
+    return elapsed, sum(o.passed for o in outs)
+
+
+async def _proxy_call_cost(name: str, kw: dict[str, Any], calls: int = 2000) -> float:
+    """Seconds per proxied call: a test making ``calls`` calls minus one making 1."""
+    from reflexion_bench.judge import judge_hidden
+
+    sb = make_backend(name, 1, **dict(kw))
+    prog = "def f(x):\n    return x\n"
+
+    async def timed(n: int) -> float:
+        test = f"for i in range({n}):\n    assert f(i) == i\n"
+        best = float("inf")
+        for _ in range(3):
+            v = await judge_hidden(
+                sb, program=prog, test=test, test_call="", entry_point="f", timeout_s=60.0
+            )
+            assert v.status == "pass", v.detail
+            best = min(best, v.duration_s)
+        return best
+
+    one, many = await timed(1), await timed(calls)
+    await sb.aclose()
+    return (many - one) / (calls - 1)
+
+
+def codec_cost() -> dict[str, float]:
+    """Encode + decode of a 3 MB nested-list argument (LeetcodeHard's largest calls)."""
+    from reflexion_bench.judge._wire import dumps, loads
+
+    arg = [[i, (i * 7919) % 100003] for i in range(200_000)]  # ~3 MB as JSON
+    text = dumps([[arg], {}])
+    t = time.perf_counter()
+    for _ in range(5):
+        loads(dumps([[arg], {}]))
+    wire = (time.perf_counter() - t) / 5
+    t = time.perf_counter()
+    for _ in range(5):
+        json.loads(json.dumps([[arg], {}]))
+    plain = (time.perf_counter() - t) / 5
+    return {"mb": len(text) / 1e6, "wire_s": wire, "plain_json_s": plain}
+
+
 def available_backends(image: str) -> list[str]:
     from reflexion_bench.sandbox.local import _probe_level, _resolve_python
 
@@ -199,6 +278,11 @@ def main(argv: list[str] | None = None) -> int:
             n,
             args.repeat,
         )
+        rows[f"{label} judge (scoring path)"] = median_rate(
+            lambda name=name, kw=kw: asyncio.run(_run_judge(name, args.jobs, problems, kw)),
+            n,
+            args.repeat,
+        )
         rows[f"{label} exec, fresh interpreter per program"] = median_rate(
             lambda name=name, kw=kw: asyncio.run(
                 _run_sandbox(name, args.jobs, progs, 1, {**kw, "inproc_python": False})
@@ -232,9 +316,25 @@ def main(argv: list[str] | None = None) -> int:
             f"  docker best / local bwrap best: {max(dockers) / best_local:.2f}x "
             f"(local is {best_local / max(dockers):.2f}x docker)"
         )
+    judge_costs: dict[str, Any] = {"codec": codec_cost()}
+    c = judge_costs["codec"]
+    print(
+        f"\nwire codec, {c['mb']:.1f} MB argument: encode+decode {c['wire_s'] * 1000:.0f} ms "
+        f"(plain json.dumps+loads {c['plain_json_s'] * 1000:.0f} ms, "
+        f"{c['wire_s'] / c['plain_json_s']:.2f}x)"
+    )
+    if backends:
+        first = backends[0]
+        kw0: dict[str, Any] = {"image": args.image} if first == "docker" else {}
+        per_call = asyncio.run(_proxy_call_cost(first, kw0))
+        judge_costs["proxy_call_s"] = per_call
+        print(f"proxy call through the judge ({first}): {per_call * 1e6:.0f} us per call")
     if args.json:
         args.json.write_text(
-            json.dumps({"rows": rows, "load_before": load0, "load_after": load1}, indent=2)
+            json.dumps(
+                {"rows": rows, "judge": judge_costs, "load_before": load0, "load_after": load1},
+                indent=2,
+            )
         )
     return 0 if all(v["all_passed"] for v in rows.values()) else 1
 

@@ -194,14 +194,16 @@ class CandidateError(Exception):
 
 
 #: Exceptions the candidate raised are re-raised here by *name* when they are one of
-#: these builtins (a test may expect a ValueError); anything else, and AssertionError
-#: (which must never look like the test's own assert), becomes CandidateError.
+#: these builtins (a test may expect a ValueError); anything else becomes
+#: CandidateError: AssertionError must never look like the test's own assert, and
+#: StopIteration / GeneratorExit would end a ``map``/generator in the test early (a
+#: vacuous ``all(...)``).
 _REraisable = {
     name: getattr(builtins, name)
     for name in (
         "ValueError", "TypeError", "IndexError", "KeyError", "ZeroDivisionError",
         "AttributeError", "NameError", "RecursionError", "OverflowError",
-        "NotImplementedError", "RuntimeError", "StopIteration", "ArithmeticError",
+        "NotImplementedError", "RuntimeError", "ArithmeticError",
         "LookupError", "UnicodeError", "MemoryError", "UnboundLocalError",
     )
 }  # fmt: skip
