@@ -30,12 +30,14 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reflexion_bench.core.types import Task
+from reflexion_bench.environments._rust_syntax import brace_balance, match_close
 from reflexion_bench.environments.code_common import (
     CodeLanguage,
     ExtractedCode,
@@ -46,7 +48,18 @@ from reflexion_bench.environments.code_common import (
     resolve_prompt_path,
     tail,
 )
-from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox
+from reflexion_bench.environments.rust_judge import (
+    JUDGE_RUNTIME,
+    RUST_CODEC,
+    CallPlan,
+    Unsplittable,
+    Verdict,
+    combine,
+    decodable_type,
+    plan_self_tests,
+    plan_test_file,
+)
+from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox, SandboxError
 
 _DRIVER_SOURCE = (Path(__file__).resolve().parent / "_rust_driver.py").read_text(encoding="utf-8")
 
@@ -61,90 +74,6 @@ _ASSERT_START = re.compile(r"\b(assert(?:_eq|_ne)?!)\s*\(")
 
 class RustToolchainError(RuntimeError):
     """``rustc`` is missing or unusable on this machine."""
-
-
-# --------------------------------------------------------------------------- lexing
-
-
-def _skip_literal(code: str, i: int) -> int:
-    """If ``code[i]`` starts a comment, string or char literal, the index after it;
-    else ``i``. Lifetimes (``'a``) are not literals."""
-    n = len(code)
-    c = code[i]
-    if code.startswith("//", i):
-        j = code.find("\n", i)
-        return n if j < 0 else j
-    if code.startswith("/*", i):
-        depth, j = 1, i + 2
-        while j < n and depth:
-            if code.startswith("/*", j):
-                depth, j = depth + 1, j + 2
-            elif code.startswith("*/", j):
-                depth, j = depth - 1, j + 2
-            else:
-                j += 1
-        return j
-    m = re.match(r'b?r(#*)"', code[i : i + 260])
-    if m and (i == 0 or not (code[i - 1].isalnum() or code[i - 1] == "_")):
-        end = code.find('"' + m.group(1), i + m.end())
-        return n if end < 0 else end + 1 + len(m.group(1))
-    if c == '"' or (c == "b" and code.startswith('b"', i)):
-        j = i + (2 if c == "b" else 1)
-        while j < n:
-            if code[j] == "\\":
-                j += 2
-                continue
-            if code[j] == '"':
-                return j + 1
-            j += 1
-        return n
-    if c == "'":
-        m = re.match(
-            r"'(?:\\(?:u\{[0-9a-fA-F]{1,6}\}|x[0-9a-fA-F]{2}|.)|[^\\'\n])'", code[i : i + 14]
-        )
-        if m:
-            return i + m.end()
-    return i
-
-
-def _match_close(code: str, open_idx: int) -> int:
-    """Index of the bracket closing the one at ``open_idx`` (-1 if unbalanced)."""
-    pairs = {"(": ")", "[": "]", "{": "}"}
-    stack = [pairs[code[open_idx]]]
-    i = open_idx + 1
-    while i < len(code):
-        j = _skip_literal(code, i)
-        if j != i:
-            i = j
-            continue
-        c = code[i]
-        if c in pairs:
-            stack.append(pairs[c])
-        elif c in ")]}":
-            if not stack or stack[-1] != c:
-                return -1
-            stack.pop()
-            if not stack:
-                return i
-        i += 1
-    return -1
-
-
-def brace_balance(code: str) -> int:
-    """Open ``{`` minus closed ``}``, outside comments and literals."""
-    depth = 0
-    i = 0
-    while i < len(code):
-        j = _skip_literal(code, i)
-        if j != i:
-            i = j
-            continue
-        if code[i] == "{":
-            depth += 1
-        elif code[i] == "}":
-            depth -= 1
-        i += 1
-    return depth
 
 
 def _fn_pattern(name: str) -> re.Pattern[str]:
@@ -176,7 +105,7 @@ def remove_fn(code: str, name: str) -> tuple[str, int]:
         if m is None:
             return code, removed
         brace = code.find("{", m.end())
-        close = _match_close(code, brace) if brace >= 0 else -1
+        close = match_close(code, brace) if brace >= 0 else -1
         if close < 0:
             # Never closed: a reply cut off by the token budget inside its demo `main`.
             return code[: m.start()].rstrip() + "\n", removed + 1
@@ -205,7 +134,7 @@ def parse_signature(prompt: str, name: str | None = None) -> RustFn:
     if not found:
         raise ValueError(f"no `fn {name or '...'}(` signature in the prompt")
     m = found[-1]
-    close = _match_close(prompt, m.end() - 1)
+    close = match_close(prompt, m.end() - 1)
     if close < 0:
         raise ValueError("unbalanced parentheses in the signature")
     params_text = prompt[m.end() : close]
@@ -558,7 +487,7 @@ class RustLanguage(CodeLanguage):
             m = _ASSERT_START.search(source, pos)
             if m is None:
                 break
-            close = _match_close(source, m.end() - 1)
+            close = match_close(source, m.end() - 1)
             if close < 0:
                 dropped.append(source[m.start() : m.start() + 120].split("\n")[0])
                 break
@@ -609,6 +538,10 @@ class RustLanguage(CodeLanguage):
             limits=Limits(
                 memory_mb=max(self.compile_memory_mb, self.run_memory_mb) + 512,
                 cpu_s=int(wall_s) + 5,
+                # The calls' results travel in the report (up to 16 MB of them).
+                output_bytes=20_000_000,
+                output_kill_bytes=24_000_000,
+                file_size_mb=32,
             ),
         )
         result = await sandbox.exec(request)
@@ -623,6 +556,83 @@ class RustLanguage(CodeLanguage):
                 break
         return verdict, result
 
+    async def _judged(
+        self,
+        sandbox: Sandbox,
+        program: str,
+        plan: CallPlan,
+        task: Task | None,
+        timeout_s: float,
+        hidden: bool,
+    ) -> tuple[list[Verdict | None], str | None]:
+        """Run the plan's calls on ``program``, then the trusted judge on their results
+        (two sandbox executions; see :mod:`rust_judge`). Returns one verdict per group
+        (None for groups the plan left unjudged) or, when the program does not compile
+        or the sandbox failed, the reason."""
+        n = len(plan.groups)
+        live = [g for g in range(n) if plan.groups[g]]
+        spec = self._spec("calls", program, task, **plan.spec(), codec=RUST_CODEC)
+        spec["run_timeout_s"] = timeout_s
+        # Up to two builds and every group's run, then the same for the judge.
+        wall = 2 * self.compile_timeout_s + timeout_s * len(live) + 10.0
+        report, result = await self._exec(sandbox, spec, wall)
+        if report is None or "groups" not in report:
+            return [], _exec_failure(report, result)
+        if report.get("compile_error"):
+            return [], str(report["compile_error"])
+        groups: list[dict[str, Any] | None] = list(report["groups"])
+        verdicts: list[Verdict | None] = [None] * n
+        inputs: list[list[list[Any]] | None] = [None] * n
+        for g in live:
+            got = groups[g] if g < len(groups) else None
+            if got is None:
+                verdicts[g] = Verdict("error", "not run")
+            elif got.get("status") == "compile_error":
+                verdicts[g] = Verdict("error", str(got.get("detail", "")))
+            elif got.get("results") and not got.get("stray"):
+                results = got["results"]
+                inputs[g] = [[k, results[str(k)]] for k in plan.groups[g] if str(k) in results]
+            else:  # nothing to judge: no result at all, or forged lines
+                verdicts[g] = combine(got, None, plan.groups[g], hidden)
+        to_judge = [g for g in range(n) if inputs[g] is not None]
+        if to_judge:
+            jspec = self._spec(
+                "judge",
+                "",
+                None,
+                prelude=plan.prelude,
+                bodies=plan.judge_bodies,
+                inputs=inputs,
+                codec=RUST_CODEC,
+                runtime=JUDGE_RUNTIME,
+                run_timeout_s=timeout_s,
+            )
+            jwall = 2 * self.compile_timeout_s + timeout_s * len(to_judge) + 10.0
+            jreport, jresult = await self._exec(sandbox, jspec, jwall)
+            if jreport is None or "tests" not in jreport:
+                raise SandboxError(
+                    f"the Rust judge did not report: {_exec_failure(jreport, jresult)}"
+                )
+            if jreport.get("compile_error"):
+                # The trusted side does not compile on its own: for a hidden test a
+                # harness problem, for a self-test a test of the wrong type.
+                why = "the judge does not compile: " + str(jreport["compile_error"])
+                for g in to_judge:
+                    verdicts[g] = Verdict("error", why)
+                return verdicts, None
+            judged: list[dict[str, Any] | None] = list(jreport["tests"])
+            for g in to_judge:
+                j = judged[g] if g < len(judged) else None
+                got = groups[g] or {}
+                if j is None:
+                    verdicts[g] = Verdict("error", "the judge did not run this test")
+                elif j.get("status") == "compile_error":
+                    verdicts[g] = Verdict("error", str(j.get("detail", "")))
+                else:
+                    v = combine(got, j, plan.groups[g], hidden)
+                    verdicts[g] = Verdict(v.status, plan.readable(v.output))
+        return verdicts, None
+
     async def run_tests(
         self,
         sandbox: Sandbox,
@@ -633,45 +643,94 @@ class RustLanguage(CodeLanguage):
     ) -> list[TestOutcome]:
         if not tests:
             return []
-        spec = self._spec("tests", program, tests=tests, run_timeout_s=timeout_s)
-        # Up to two builds (the second without tests that do not compile) and every test.
-        wall = 2 * self.compile_timeout_s + timeout_s * len(tests) + 10.0
-        verdict, result = await self._exec(sandbox, spec, wall)
-        if verdict is None or "results" not in verdict:
-            why = (verdict or {}).get("driver_error") or describe_exec_failure(result)
-            return [TestOutcome(t, "error", f"not run: {why}") for t in tests]
+        # The return type comes from the program's own signature (run_tests gets no
+        # prompt); only std types pass :func:`decodable_type`, so it cannot carry code
+        # into the judge, and a wrong type just makes the tests not compile there.
+        try:
+            declared = parse_signature(program, entry_point).ret
+        except ValueError:
+            declared = ""
+        ret = decodable_type(declared)
+        if ret is None:
+            why = (
+                f"not run: the program defines no `fn {entry_point}` returning a standard type"
+                if not declared
+                else f"not run: `{entry_point}` returns `{declared}`, which the Rust judge "
+                "cannot decode (standard types only)"
+            )
+            return [TestOutcome(t, "error", why) for t in tests]
+        plan = plan_self_tests(tests, entry_point, ret)
+        verdicts, failure = await self._judged(sandbox, program, plan, None, timeout_s, False)
+        if failure is not None:
+            return [
+                TestOutcome(
+                    t,
+                    "error",
+                    failure
+                    if k == 0
+                    else "compile error (the program does not compile, see above)",
+                )
+                if failure.startswith("compile error")
+                else TestOutcome(t, "error", f"not run: {failure}")
+                for k, t in enumerate(tests)
+            ]
         outcomes: list[TestOutcome] = []
-        for test, r in zip(tests, verdict["results"], strict=False):
-            r = r or {"status": "error", "output": "not run"}
-            outcomes.append(TestOutcome(test, str(r.get("status")), str(r.get("output", ""))))
+        for i, test in enumerate(tests):
+            if i in plan.unjudged:
+                outcomes.append(TestOutcome(test, "error", plan.unjudged[i]))
+                continue
+            v = verdicts[i] or Verdict("error", "not run")
+            outcomes.append(TestOutcome(test, v.status, v.output))
         return outcomes
 
     async def run_hidden(
         self, sandbox: Sandbox, program: str, task: Task, timeout_s: float
     ) -> HiddenOutcome:
+        start = time.monotonic()
         if task.data.get("hidden_kind") == "python_check":
-            try:
-                fn = parse_signature(task.prompt, str(task.data["entry_point"]))
-            except ValueError as exc:
-                return HiddenOutcome("error", f"cannot read the task's signature: {exc}")
-            spec = self._spec(
-                "serve",
-                program,
-                task,
-                serve_main=serve_main(fn, self.stack_mb),
-                check=str(task.data.get("test", "")),
-                run_timeout_s=timeout_s,
+            return await self._run_served(sandbox, program, task, timeout_s)
+        entry = str(task.data["entry_point"])
+        try:
+            declared = parse_signature(task.prompt, entry).ret
+            ret = decodable_type(declared)
+            if ret is None:
+                raise Unsplittable(f"`{entry}` returns `{declared}`, not a standard type")
+            plan = plan_test_file(
+                str(task.data.get("test", "")), entry, ret, _prompt_uses(task.prompt)
             )
-        else:
-            spec = self._spec(
-                "main", program, task, test=str(task.data.get("test", "")), run_timeout_s=timeout_s
-            )
+        except (ValueError, Unsplittable) as exc:
+            # Never a pass: a test the judge cannot take apart is not run at all.
+            return HiddenOutcome("error", f"the Rust judge cannot split this task's test: {exc}")
+        verdicts, failure = await self._judged(sandbox, program, plan, task, timeout_s, True)
+        took = time.monotonic() - start
+        if failure is not None:
+            return HiddenOutcome("error", failure, took)
+        v = verdicts[0] or Verdict("error", "not run")
+        return HiddenOutcome(v.status, v.output, took)
+
+    async def _run_served(
+        self, sandbox: Sandbox, program: str, task: Task, timeout_s: float
+    ) -> HiddenOutcome:
+        try:
+            fn = parse_signature(task.prompt, str(task.data["entry_point"]))
+        except ValueError as exc:
+            return HiddenOutcome("error", f"cannot read the task's signature: {exc}")
+        spec = self._spec(
+            "serve",
+            program,
+            task,
+            serve_main=serve_main(fn, self.stack_mb),
+            check=str(task.data.get("test", "")),
+            run_timeout_s=timeout_s,
+        )
         wall = self.compile_timeout_s + timeout_s + 10.0
         verdict, result = await self._exec(sandbox, spec, wall)
         if verdict is not None and "status" in verdict:
             return HiddenOutcome(
                 str(verdict["status"]), str(verdict.get("detail", "")), result.duration_s
             )
+        # No report: the program stopped the judge (killed it, or ran out the wall
+        # time). The candidate's failure, never a pass.
         if result.reason == "timeout":
             return HiddenOutcome("timeout", describe_exec_failure(result), result.duration_s)
         detail = (verdict or {}).get("driver_error") or describe_exec_failure(result)
@@ -679,6 +738,13 @@ class RustLanguage(CodeLanguage):
             detail += "\n" + tail(result.stderr, 800)
         status = "fail" if result.reason in ("memory", "signal", "output_limit") else "error"
         return HiddenOutcome(status, str(detail), result.duration_s)
+
+
+def _exec_failure(report: dict[str, Any] | None, result: ExecResult) -> str:
+    detail = (report or {}).get("driver_error") or describe_exec_failure(result)
+    if result.stderr.strip():
+        detail += "\n" + tail(result.stderr, 800)
+    return str(detail)
 
 
 # --------------------------------------------------------------------------- host checks
