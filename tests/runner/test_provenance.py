@@ -94,6 +94,13 @@ def test_run_records_code_data_model_sandbox_and_host(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     text = (tmp_path / "run" / "provenance.json").read_text()
     assert URL_PASSWORD not in text
+    # Nor any other file of the run (config.yaml, Hydra's .hydra/ files, the log).
+    leaked = [
+        f
+        for f in (tmp_path / "run").rglob("*")
+        if f.is_file() and URL_PASSWORD.encode() in f.read_bytes()
+    ]
+    assert not leaked and URL_PASSWORD not in out.stdout + out.stderr
     prov = json.loads(text)
 
     assert prov["package_version"] == metadata.version("reflexion-bench")
