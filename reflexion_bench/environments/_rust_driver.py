@@ -1,7 +1,7 @@
 """Compiles and runs Rust programs *inside the sandbox*; reports one JSON line.
 
-Copied into the sandbox's scratch directory as ``driver.py`` next to ``spec.json``
-and run with the sandbox's Python (standard library only). Doing the compile and the
+Copied into the sandbox's scratch directory as ``driver.py`` and run with the
+sandbox's Python (standard library only), its spec as JSON on stdin. Doing the compile and the
 runs in one sandbox execution lets each step have its own timeout (compile vs run)
 and its own memory limit (rustc needs far more address space than the program under
 test), and keeps a hanging test from costing the others.
@@ -16,8 +16,8 @@ Modes (``spec["mode"]``), see ``rust_judge.py`` for why the work is split this w
   result k", read the results on stdin and assert; ``./judge <i>`` runs test ``i``.
 - ``serve``: the program plus a JSON call loop (``serve_main``); the Python hidden
   ``check(candidate)`` runs here with ``candidate`` forwarding each call to the
-  binary and reading its answers as plain JSON data. Before the binary starts, this
-  process makes itself non-dumpable and deletes every file holding the check.
+  binary and reading its answers as plain JSON data. The check is never written to
+  disk, and this process is non-dumpable, so the binary cannot read it.
 
 The report is the last stdout line, prefixed with ``spec["marker"]``; the programs'
 own output goes to pipes or files this driver reads, never to its stdout.
@@ -40,10 +40,10 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
-with open("spec.json", encoding="utf-8") as _fh:
-    SPEC: dict[str, Any] = json.load(_fh)
-# The spec may hold the hidden check (serve mode): gone before any program runs.
-os.unlink("spec.json")
+# The spec comes on stdin, never as a file: it may hold the hidden check (serve mode),
+# and nothing a program could open holds it (fd 0 is an unlinked file; the programs
+# get their own stdin, and /proc/<us>/fd is closed to them, see _non_dumpable).
+SPEC: dict[str, Any] = json.loads(sys.stdin.read())
 MARKER = str(SPEC["marker"])
 CALL_MARK = "\x1eRB "
 RESULT_MARK = "\x1eRBV "
@@ -541,6 +541,9 @@ MODES: dict[str, Callable[[], None]] = {
 }
 
 # Run unconditionally: sandboxes may start this file through runpy under any __name__.
+# "ready" first: the host tells a sandbox that never ran us (a run error) from a
+# program that stopped us (the program's failure).
+emit({"ready": True})
 try:
     MODES[str(SPEC["mode"])]()
 except Exception as exc:  # the driver itself failed: say so, do not pass it off as a verdict

@@ -531,9 +531,13 @@ class RustLanguage(CodeLanguage):
     async def _exec(
         self, sandbox: Sandbox, spec: dict[str, Any], wall_s: float
     ) -> tuple[dict[str, Any] | None, ExecResult]:
+        """Run the driver on ``spec``; its report (None if it never reported), and the
+        result. Raises :class:`SandboxError` if the driver never started (never said
+        ``ready``): a broken sandbox is a run error, not the program's failure."""
         request = ExecRequest(
             argv=("{python}", "driver.py"),
-            files={"driver.py": _DRIVER_SOURCE, "spec.json": json.dumps(spec)},
+            files={"driver.py": _DRIVER_SOURCE},
+            stdin=json.dumps(spec),
             timeout_s=wall_s,
             limits=Limits(
                 memory_mb=max(self.compile_memory_mb, self.run_memory_mb) + 512,
@@ -546,14 +550,21 @@ class RustLanguage(CodeLanguage):
         )
         result = await sandbox.exec(request)
         verdict = None
+        ready = False
         marker = spec["marker"]
-        for line in reversed(result.stdout.splitlines()):
+        for line in result.stdout.splitlines():
             if line.startswith(marker):
                 try:
-                    verdict = json.loads(line[len(marker) :])
+                    obj = json.loads(line[len(marker) :])
                 except json.JSONDecodeError:
-                    verdict = None
-                break
+                    continue
+                if isinstance(obj, dict) and obj.get("ready") is True and not ready:
+                    ready = True
+                elif isinstance(obj, dict):
+                    verdict = obj
+        if not ready:
+            why = result.detail or tail(result.stderr, 300) or f"reason {result.reason}"
+            raise SandboxError(f"the sandbox did not run the Rust driver ({result.reason}): {why}")
         return verdict, result
 
     async def _judged(

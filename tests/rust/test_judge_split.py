@@ -24,7 +24,7 @@ from reflexion_bench.environments.rust_judge import (
     split_calls,
     unsafe_tokens,
 )
-from reflexion_bench.sandbox.base import Sandbox
+from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Sandbox, SandboxError
 
 
 def test_split_cuts_calls_and_leaves_literals_alone() -> None:
@@ -188,3 +188,28 @@ async def test_codec_keeps_assert_eq_semantics(
     program = rust.complete_solution(CODEC_SOLUTION, CODEC_PROMPT, "f")
     out = await rust.run_hidden(sandbox, program, task, 10.0)
     assert out.status == status, out.detail
+
+
+class BrokenSandbox(Sandbox):
+    """A sandbox that never runs anything (as bwrap failing to set up its namespaces)."""
+
+    async def exec(self, request: ExecRequest) -> ExecResult:
+        return ExecResult(1, "", "bwrap: setting up uid map: Permission denied", 0.01, "exit")
+
+
+async def test_a_broken_sandbox_is_a_run_error_not_a_verdict(rust: RustLanguage) -> None:
+    """The driver says `ready` first; without it the sandbox, not the program, failed."""
+    task = Task(
+        "t",
+        "fn f(x: isize) -> isize {\n",
+        "x",
+        {"language": rust, "entry_point": "f", "test": "fn main() { assert_eq!(f(1), 1); }"},
+    )
+    program = "fn f(x: isize) -> isize { x }\n"
+    with pytest.raises(SandboxError, match="uid map"):
+        await rust.run_hidden(BrokenSandbox(), program, task, 5.0)
+    with pytest.raises(SandboxError, match="did not run the Rust driver"):
+        await rust.run_tests(BrokenSandbox(), program, ["assert_eq!(f(1), 1);"], "f", 5.0)
+    served = Task("s", task.prompt, "x", {**task.data, "hidden_kind": "python_check"})
+    with pytest.raises(SandboxError):
+        await rust.run_hidden(BrokenSandbox(), program, served, 5.0)
