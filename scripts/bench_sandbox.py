@@ -188,13 +188,18 @@ async def _proxy_call_cost(name: str, kw: dict[str, Any], calls: int = 2000) -> 
 
 def codec_cost() -> dict[str, float]:
     """Encode + decode of a 3 MB nested-list argument (LeetcodeHard's largest calls)."""
-    from reflexion_bench.judge._wire import dumps, loads
+    import marshal
+
+    from reflexion_bench.judge._candidate_main import encode
+    from reflexion_bench.judge._wire import loads
 
     arg = [[i, (i * 7919) % 100003] for i in range(200_000)]  # ~3 MB as JSON
-    text = dumps([[arg], {}])
+    text = encode([[arg], {}])
     t = time.perf_counter()
     for _ in range(5):
-        loads(dumps([[arg], {}]))
+        # There: the judge marshals the call; back: the candidate encodes, the judge decodes.
+        marshal.loads(marshal.dumps(("call", 1, (arg,), {})))
+        loads(encode([arg]))
     wire = (time.perf_counter() - t) / 5
     t = time.perf_counter()
     for _ in range(5):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +66,15 @@ def _wire_source() -> str:
     return src.replace("from __future__ import annotations\n", "")
 
 
-#: The candidate runner as shipped (wire + runner).
-CANDIDATE_SOURCE = _wire_source() + "\n" + _strip("_candidate_main.py")
-#: The judge program as shipped (wire + the candidate's source + judge).
+#: The candidate runner as shipped (self-contained: builtin modules only).
+CANDIDATE_SOURCE = (_HERE / "_candidate_main.py").read_text(encoding="utf-8")
+#: The judge program as shipped (wire + the candidate's source + judge). Its first
+#: line asks the sandbox supervisor to compile it once per worker (~7 ms a program).
 JUDGE_SOURCE = (
-    _wire_source() + f"\nCANDIDATE_SOURCE = {CANDIDATE_SOURCE!r}\n" + _strip("_judge_main.py")
+    "# reflexion-bench: compile once per worker\n"
+    + _wire_source()
+    + f"\nCANDIDATE_SOURCE = {CANDIDATE_SOURCE!r}\n"
+    + _strip("_judge_main.py")
 )
 
 #: Seconds on top of a judgement's own time limit for starting the two interpreters.
@@ -148,7 +152,8 @@ async def _run(
     sandbox: Sandbox, spec: dict[str, Any], timeout_s: float, limits: Limits
 ) -> tuple[ExecResult, list[dict[str, Any]]]:
     nonce = "@@rb-judge-" + secrets.token_hex(12) + "@@ "
-    spec = {**spec, "nonce": nonce}
+    # The candidate gets the job's limits too (a zygote's fork starts with the worker's).
+    spec = {**spec, "nonce": nonce, "limits": asdict(limits)}
     result = await sandbox.exec(
         ExecRequest(
             argv=("{python}", "judge.py"),
@@ -156,6 +161,7 @@ async def _run(
             stdin=json.dumps(spec),
             timeout_s=timeout_s,
             limits=limits,
+            clean_fork=True,
         )
     )
     lines = _verdict_lines(result, nonce)

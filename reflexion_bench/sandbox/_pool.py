@@ -31,6 +31,14 @@ DRIVER_SOURCE = (Path(__file__).with_name("_driver.py")).read_text(encoding="utf
 GRACE_S = 5.0
 
 
+def candidate_zygote_source() -> str:
+    """The program of the workers' candidate zygote (see ``_driver.ensure_zygote``):
+    the judge's candidate runner, which forks clean, warm candidates on request."""
+    from reflexion_bench.judge import CANDIDATE_SOURCE
+
+    return CANDIDATE_SOURCE
+
+
 class WorkerDied(RuntimeError):
     """The worker's supervisor went away or stopped answering."""
 
@@ -177,6 +185,7 @@ class PooledSandbox(Sandbox):
             "timeout_s": float(req.timeout_s),
             "limits": limits,
             "inproc": self._python_inproc(req.argv),
+            "zygote": bool(req.clean_fork),
         }
 
     async def exec(self, request: ExecRequest) -> ExecResult:

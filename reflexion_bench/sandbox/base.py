@@ -54,6 +54,9 @@ class ExecRequest:
     stdin: str = ""
     timeout_s: float = 10.0
     limits: Limits = field(default_factory=Limits)
+    clean_fork: bool = False
+    """Give the program (fd 3) the sandbox's candidate zygote, where it has one: a
+    clean warm process that forks candidates (the judge's; see reflexion_bench.judge)."""
 
 
 @dataclass

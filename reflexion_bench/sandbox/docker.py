@@ -38,7 +38,12 @@ from types import FrameType
 from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
-from reflexion_bench.sandbox._pool import DRIVER_SOURCE, Channel, PooledSandbox
+from reflexion_bench.sandbox._pool import (
+    DRIVER_SOURCE,
+    Channel,
+    PooledSandbox,
+    candidate_zygote_source,
+)
 
 log = logging.getLogger(__name__)
 
@@ -228,6 +233,7 @@ class DockerSandbox(PooledSandbox):
             # one container's fork bomb starve the others. The pids cgroup bounds it.
             "nproc_rlimit": False,
             "env": env,
+            "zygote": candidate_zygote_source(),
         }
         uid, _, gid = self.user.partition(":")
         gid = gid or uid

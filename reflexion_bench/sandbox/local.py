@@ -49,7 +49,13 @@ from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.sandbox import _host
-from reflexion_bench.sandbox._pool import DRIVER_SOURCE, Channel, PooledSandbox, start_worker
+from reflexion_bench.sandbox._pool import (
+    DRIVER_SOURCE,
+    Channel,
+    PooledSandbox,
+    candidate_zygote_source,
+    start_worker,
+)
 
 log = logging.getLogger(__name__)
 
@@ -342,6 +348,7 @@ def build_argv(
             "python": python,
             "kill_all": True,  # we are PID 1 of our own namespace
             "env": _sandbox_env(workdir, tmpdir),
+            "zygote": candidate_zygote_source(),
         }
         argv = [
             shutil.which("bwrap") or "bwrap",
@@ -387,6 +394,7 @@ def build_argv(
             # dir, so nothing a program leaves in /tmp reaches the next one.
             "wipe": ["/tmp", "/var/tmp", "/dev/shm"],
             "python": python,
+            "zygote": candidate_zygote_source(),
             "kill_all": True,
             "env": _sandbox_env(workdir, tmpdir),
         }

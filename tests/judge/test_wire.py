@@ -1,4 +1,5 @@
-"""The plain-data wire: what crosses from the candidate, exactly, and what cannot."""
+"""The plain-data wire: what crosses from the candidate (its encoder, the judge's
+decoder), exactly, and what cannot."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from reflexion_bench.judge._wire import WireError, dumps, loads
+from reflexion_bench.judge._candidate_main import encode
+from reflexion_bench.judge._wire import WireError, loads
 
 
 @pytest.fixture(autouse=True)
@@ -67,11 +69,11 @@ def _same(a: object, b: object) -> bool:
     ],
 )
 def test_round_trip_keeps_value_and_type(value: object) -> None:
-    assert _same(loads(dumps(value)), value)
+    assert _same(loads(encode(value)), value)
 
 
 def test_nan_crosses_as_nan() -> None:
-    out = loads(dumps([math.nan]))
+    out = loads(encode([math.nan]))
     assert isinstance(out[0], float) and math.isnan(out[0])
 
 
@@ -112,7 +114,7 @@ Point = collections.namedtuple("Point", "x y")
 def test_subclasses_cross_as_their_base_type_with_their_real_value() -> None:
     counter = collections.Counter("abca")
     out = loads(
-        dumps([counter, Colour.RED, Point(1, 2), Liar(5), LyingStr("x"), LyingList([1, 2])])
+        encode([counter, Colour.RED, Point(1, 2), Liar(5), LyingStr("x"), LyingList([1, 2])])
     )
     assert _same(out, [{"a": 2, "b": 1, "c": 1}, 3, (1, 2), 5, "x", [1, 2]])
     # The decoded values are plain builtins: the candidate's __eq__ is gone.
@@ -124,8 +126,8 @@ def test_subclasses_cross_as_their_base_type_with_their_real_value() -> None:
     [object(), lambda: 1, (x for x in []), [1, object()], {1: type}, Ellipsis, range(3)],
 )
 def test_anything_else_cannot_cross(value: object) -> None:
-    with pytest.raises(WireError, match="plain data only"):
-        dumps(value)
+    with pytest.raises(TypeError, match="plain data only"):
+        encode(value)
 
 
 @pytest.mark.parametrize(
@@ -141,6 +143,7 @@ def test_anything_else_cannot_cross(value: object) -> None:
         "[1, 2",  # truncated
         "[" * 100_000 + "]" * 100_000,  # nesting that would blow the decoder's stack
         "\xff",
+        '{"u": "ff"}',  # not UTF-8
     ],
 )
 def test_malformed_answers_are_wire_errors(text: str) -> None:
