@@ -12,8 +12,11 @@ Modes (``spec["mode"]``), see ``rust_judge.py`` for why the work is split this w
   group ``g`` (the calls of one test) runs in its own process (``./main <g>``) and
   prints one result line per call. The report is those lines, as data: no expected
   value is in this execution. Calls that do not compile drop their test only.
-- ``judge``: no candidate code. The trusted tests, each call replaced by "decode
-  result k", read the results on stdin and assert; ``./judge <i>`` runs test ``i``.
+- ``judge_build``: no candidate code. Compiles the trusted tests, each call replaced
+  by "decode result k", and returns the binary (base64) and the tests that do not
+  compile.
+- ``judge``: no candidate code. Runs that binary on the candidate's results (stdin);
+  ``./judge <i>`` runs test ``i``.
 - ``serve``: the program plus a JSON call loop (``serve_main``); the Python hidden
   ``check(candidate)`` runs here with ``candidate`` forwarding each call to the
   binary and reading its answers as plain JSON data. The check is never written to
@@ -25,6 +28,7 @@ own output goes to pipes or files this driver reads, never to its stdout.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import linecache
@@ -187,7 +191,9 @@ def assert_output(stderr: str) -> str:
     return panic_text(stderr)
 
 
-def compile_source(source: str, name: str = "main", opt_level: Any = None) -> dict[str, Any]:
+def compile_source(
+    source: str, name: str = "main", opt_level: Any = None, strip: bool = False
+) -> dict[str, Any]:
     with open(name + ".rs", "w", encoding="utf-8") as fh:
         fh.write(source)
     argv = [
@@ -198,6 +204,7 @@ def compile_source(source: str, name: str = "main", opt_level: Any = None) -> di
         f"opt-level={SPEC.get('opt_level', 0) if opt_level is None else opt_level}",
         "-C",
         "debuginfo=0",
+        *(["-C", "strip=symbols"] if strip else []),
         "-A",
         "warnings",
         "--error-format=json",
@@ -331,6 +338,7 @@ def compile_live(
     name: str,
     opt_level: Any,
     results: list[dict[str, Any] | None],
+    strip: bool = False,
 ) -> tuple[list[int], dict[str, Any] | None]:
     """Compile, dropping the units whose own code does not compile (at most twice).
 
@@ -338,7 +346,7 @@ def compile_live(
     (the program itself) the result is the failed compile and no unit is left."""
     for _attempt in range(2):
         source, regions = build(live)
-        c = compile_source(source, name, opt_level)
+        c = compile_source(source, name, opt_level, strip)
         if c["ok"]:
             return live, c
         if "fatal" in c:
@@ -403,18 +411,35 @@ def mode_calls() -> None:
     emit({"groups": out, "compile_s": c["t"] if c else None})
 
 
-def mode_judge() -> None:
+def mode_judge_build() -> None:
+    """Compile the trusted tests (stripped: the binary travels back to the host, which
+    reuses it for every program judged on these tests)."""
     bodies = [str(b) for b in SPEC["bodies"]]
-    inputs: list[list[list[Any]] | None] = list(SPEC["inputs"])
     out: list[dict[str, Any] | None] = [None] * len(bodies)
-    live = [i for i in range(len(bodies)) if inputs[i] is not None]
-    live, c = compile_live(build_judge_source, live, "judge", 0, out)
+    live, c = compile_live(build_judge_source, list(range(len(bodies))), "judge", 0, out, True)
     if c is not None and not c["ok"]:
         emit({"tests": out, "compile_error": _compile_error(c)})
         return
+    binary = None
+    if live:
+        with open("judge", "rb") as fh:
+            binary = base64.b64encode(fh.read()).decode()
+        os.unlink("judge")
+    emit({"tests": out, "live": live, "binary": binary})
+
+
+def mode_judge() -> None:
+    """Run the trusted tests built by ``judge_build`` on the candidate's results."""
+    inputs: list[list[list[Any]] | None] = list(SPEC["inputs"])
+    with open("judge", "wb") as fh:
+        fh.write(base64.b64decode(str(SPEC["binary"])))
+    os.chmod("judge", 0o700)
+    out: list[dict[str, Any] | None] = [None] * len(inputs)
     per_test = float(SPEC.get("run_timeout_s", 10))
     mem = SPEC.get("run_memory_mb")
-    for i in live:
+    for i in range(len(inputs)):
+        if inputs[i] is None:
+            continue
         nonce = secrets.token_hex(16)
         feed = nonce + "\n" + "".join(f"{k} {text}\n" for k, text in inputs[i] or [])
         r = run(["./judge", str(i)], per_test, mem, stdin_data=feed.encode())
@@ -536,6 +561,7 @@ def mode_serve() -> None:
 
 MODES: dict[str, Callable[[], None]] = {
     "calls": mode_calls,
+    "judge_build": mode_judge_build,
     "judge": mode_judge,
     "serve": mode_serve,
 }

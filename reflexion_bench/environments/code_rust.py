@@ -24,6 +24,8 @@ written for the generic code prompts (``code/{language}/...``) resolve there.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import re
 import secrets
@@ -31,6 +33,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,7 +52,8 @@ from reflexion_bench.environments.code_common import (
 )
 from reflexion_bench.environments.rust_judge import (
     JUDGE_RUNTIME,
-    RUST_CODEC,
+    RUST_DECODER,
+    RUST_ENCODER,
     CallPlan,
     Unsplittable,
     Verdict,
@@ -204,6 +208,7 @@ class RustLanguage(CodeLanguage):
         self.compile_memory_mb = compile_memory_mb
         self.run_memory_mb = run_memory_mb
         self.stack_mb = stack_mb
+        self._judge_cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     def prompt_path(self, template: str) -> Path:
         # The Rust prompts are the project's own set in prompts/rust/; the generic
@@ -388,6 +393,36 @@ class RustLanguage(CodeLanguage):
             raise SandboxError(f"the sandbox did not run the Rust driver ({result.reason}): {why}")
         return verdict, result
 
+    async def _judge_build(self, sandbox: Sandbox, plan: CallPlan) -> dict[str, Any]:
+        """The trusted tests compiled on their own (a sandbox execution without any
+        candidate code), cached by their source: every program judged on the same
+        tests (each trial, each sample) reuses the binary."""
+        key = hashlib.sha256(
+            json.dumps(
+                [plan.prelude, plan.judge_bodies, RUST_DECODER, JUDGE_RUNTIME, self.rustc]
+            ).encode()
+        ).hexdigest()
+        cached = self._judge_cache.get(key)
+        if cached is not None:
+            self._judge_cache.move_to_end(key)
+            return cached
+        spec = self._spec(
+            "judge_build",
+            "",
+            None,
+            prelude=plan.prelude,
+            bodies=plan.judge_bodies,
+            codec=RUST_DECODER,
+            runtime=JUDGE_RUNTIME,
+        )
+        report, result = await self._exec(sandbox, spec, 2 * self.compile_timeout_s + 10.0)
+        if report is None or "tests" not in report:
+            raise SandboxError(f"the Rust judge was not built: {_exec_failure(report, result)}")
+        self._judge_cache[key] = report
+        while len(self._judge_cache) > 64:  # ~0.5 MB a binary
+            self._judge_cache.popitem(last=False)
+        return report
+
     async def _judged(
         self,
         sandbox: Sandbox,
@@ -398,16 +433,19 @@ class RustLanguage(CodeLanguage):
         hidden: bool,
     ) -> tuple[list[Verdict | None], str | None]:
         """Run the plan's calls on ``program``, then the trusted judge on their results
-        (two sandbox executions; see :mod:`rust_judge`). Returns one verdict per group
-        (None for groups the plan left unjudged) or, when the program does not compile
-        or the sandbox failed, the reason."""
+        (see :mod:`rust_judge`): the candidate's execution and the judge's build run
+        side by side, then the judge runs. Returns one verdict per group (None for
+        groups the plan left unjudged) or, when the program does not compile or its
+        execution gave no report, the reason."""
         n = len(plan.groups)
         live = [g for g in range(n) if plan.groups[g]]
-        spec = self._spec("calls", program, task, **plan.spec(), codec=RUST_CODEC)
+        spec = self._spec("calls", program, task, **plan.spec(), codec=RUST_ENCODER)
         spec["run_timeout_s"] = timeout_s
-        # Up to two builds and every group's run, then the same for the judge.
+        # Up to two builds and every group's run.
         wall = 2 * self.compile_timeout_s + timeout_s * len(live) + 10.0
-        report, result = await self._exec(sandbox, spec, wall)
+        (report, result), build = await asyncio.gather(
+            self._exec(sandbox, spec, wall), self._judge_build(sandbox, plan)
+        )
         if report is None or "groups" not in report:
             return [], _exec_failure(report, result)
         if report.get("compile_error"):
@@ -415,12 +453,21 @@ class RustLanguage(CodeLanguage):
         groups: list[dict[str, Any] | None] = list(report["groups"])
         verdicts: list[Verdict | None] = [None] * n
         inputs: list[list[list[Any]] | None] = [None] * n
+        built: list[dict[str, Any] | None] = list(build["tests"])
         for g in live:
             got = groups[g] if g < len(groups) else None
             if got is None:
                 verdicts[g] = Verdict("error", "not run")
             elif got.get("status") == "compile_error":
                 verdicts[g] = Verdict("error", str(got.get("detail", "")))
+            elif build.get("compile_error"):
+                # The trusted side does not compile on its own: for a hidden test a
+                # harness problem, for a self-test a test of the wrong type.
+                verdicts[g] = Verdict(
+                    "error", "the test does not compile: " + str(build["compile_error"])
+                )
+            elif (alone := built[g] if g < len(built) else None) is not None:
+                verdicts[g] = Verdict("error", str(alone.get("detail", "")))  # this test alone
             elif got.get("results") and not got.get("stray"):
                 results = got["results"]
                 inputs[g] = [[k, results[str(k)]] for k in plan.groups[g] if str(k) in results]
@@ -429,29 +476,14 @@ class RustLanguage(CodeLanguage):
         to_judge = [g for g in range(n) if inputs[g] is not None]
         if to_judge:
             jspec = self._spec(
-                "judge",
-                "",
-                None,
-                prelude=plan.prelude,
-                bodies=plan.judge_bodies,
-                inputs=inputs,
-                codec=RUST_CODEC,
-                runtime=JUDGE_RUNTIME,
-                run_timeout_s=timeout_s,
+                "judge", "", None, binary=build["binary"], inputs=inputs, run_timeout_s=timeout_s
             )
-            jwall = 2 * self.compile_timeout_s + timeout_s * len(to_judge) + 10.0
+            jwall = timeout_s * len(to_judge) + 10.0
             jreport, jresult = await self._exec(sandbox, jspec, jwall)
             if jreport is None or "tests" not in jreport:
                 raise SandboxError(
                     f"the Rust judge did not report: {_exec_failure(jreport, jresult)}"
                 )
-            if jreport.get("compile_error"):
-                # The trusted side does not compile on its own: for a hidden test a
-                # harness problem, for a self-test a test of the wrong type.
-                why = "the judge does not compile: " + str(jreport["compile_error"])
-                for g in to_judge:
-                    verdicts[g] = Verdict("error", why)
-                return verdicts, None
             judged: list[dict[str, Any] | None] = list(jreport["tests"])
             for g in to_judge:
                 j = judged[g] if g < len(judged) else None

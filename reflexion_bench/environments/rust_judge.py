@@ -38,11 +38,12 @@ from reflexion_bench.environments._rust_syntax import match_close, skip_literal
 #: Result lines the candidate's calls binary prints.
 RESULT_MARK = "\x1eRBV "
 
-#: The codec: ``Enc`` (candidate side, any std value) and a strict ``Dec`` (judge side).
+#: The codec's candidate half, ``Enc`` (any std value to one line of text); the judge
+#: decodes with :data:`RUST_DECODER`.
 #: JSON-like text, exact: floats as Rust's shortest round-trip ``{:?}`` (NaN, inf,
 #: -0.0 kept), integers as decimal text, Option and Result tagged, maps as pairs.
 #: Kept to what Rust 1.63 (Debian 12's rustc) accepts.
-RUST_CODEC = r"""
+RUST_ENCODER = r"""
 #[allow(dead_code, unused_imports)]
 mod __rbj {
     //! Exact, typed codec between the candidate's calls binary (encode) and the judge (decode).
@@ -116,6 +117,17 @@ mod __rbj {
         let _ = lock.write_all(s.as_bytes());
         let _ = lock.flush();
     }
+}
+"""
+
+#: The judge's half: a strict parser and ``Dec`` (no ``Enc``: each binary compiles
+#: only its half, rustc time being most of a judgement's cost).
+RUST_DECODER = r"""
+#[allow(dead_code, unused_imports)]
+mod __rbj {
+    //! Exact, typed codec between the candidate's calls binary (encode) and the judge (decode).
+    use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+    use std::hash::Hash;
 
     // ------------------------------------------------------------------ decoding
     pub enum J { Null, Bool(bool), Num(String), Str(String), Arr(Vec<J>) }
@@ -238,13 +250,11 @@ mod __rbj {
 #: ``<k> <encoding>`` per line; a missing or unreadable result ends the run with its
 #: own exit code (3, 4), and only a test that returns prints ``\x1eRBPASS <nonce>``.
 JUDGE_RUNTIME = r"""
-thread_local! {
-    static __RB_RESULTS: std::cell::RefCell<std::collections::HashMap<usize, String>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
-}
+// Trusted code: results are written once, before the test runs, then only read.
+static mut __RB_RESULTS: Vec<Option<String>> = Vec::new();
 #[allow(dead_code)]
 fn __rb_r<T: __rbj::Dec>(k: usize) -> T {
-    let text = __RB_RESULTS.with(|r| r.borrow().get(&k).cloned());
+    let text = unsafe { __RB_RESULTS.get(k).cloned().flatten() };
     let text = match text {
         Some(t) => t,
         None => { eprintln!("\x1eRBMISSING {}", k); std::process::exit(3) }
@@ -255,15 +265,18 @@ fn __rb_r<T: __rbj::Dec>(k: usize) -> T {
     }
 }
 fn __rb_load() -> String {
-    use std::io::BufRead;
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    let nonce = lines.next().and_then(|l| l.ok()).unwrap_or_default();
+    use std::io::Read;
+    let mut all = String::new();
+    let _ = std::io::stdin().read_to_string(&mut all);
+    let mut lines = all.split('\n');
+    let nonce = lines.next().unwrap_or("").to_string();
     for line in lines {
-        let line = match line { Ok(l) => l, Err(_) => break };
         if let Some((k, t)) = line.split_once(' ') {
             if let Ok(k) = k.parse::<usize>() {
-                __RB_RESULTS.with(|r| r.borrow_mut().insert(k, t.to_string()));
+                unsafe {
+                    if __RB_RESULTS.len() <= k { __RB_RESULTS.resize(k + 1, None); }
+                    __RB_RESULTS[k] = Some(t.to_string());
+                }
             }
         }
     }
