@@ -10,6 +10,7 @@ data, so no candidate can write its own verdict.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 
@@ -159,6 +160,12 @@ def _prompt_preamble(prompt: str, program: str, entry_point: str) -> str:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
         parts.append("".join(prompt_lines[start - 1 : node.end_lineno]))
     return "\n".join(p.rstrip() for p in parts) + "\n\n" if parts else ""
+
+
+@functools.lru_cache(maxsize=1024)
+def _prompt_helpers(prompt: str, entry_point: str) -> str:
+    """The prompt's own definitions besides the entry point (computed once per task)."""
+    return _prompt_preamble(prompt, "", entry_point)
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -422,7 +429,7 @@ class PythonLanguage(CodeLanguage):
             timeout_s=timeout_s,
             # The prompt's own helpers (HumanEval/32's `poly`...) judge the answer, not
             # the candidate's copies of them.
-            helpers=_prompt_preamble(task.prompt, "", entry),
+            helpers=_prompt_helpers(task.prompt, entry),
             judge_prelude=prelude,
             candidate_prelude=prelude,
             recursion_limit=task.data.get("recursion_limit", self.recursion_limit),

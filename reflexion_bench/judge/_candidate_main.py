@@ -328,6 +328,11 @@ def zygote_main(sock_fd):
         pass
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # candidates are reaped by the kernel
     sock = socket.socket(fileno=sock_fd)
+    import gc
+
+    # Everything alive now is shared with every candidate: keep the collector off it, so
+    # a fork's pages stay shared instead of being copied when the GC walks them.
+    gc.freeze()
     while True:
         try:
             data, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 2)
