@@ -1,4 +1,4 @@
-"""How the Rust benchmarks are judged so that the candidate cannot forge its verdict.
+r"""How the Rust benchmarks are judged so that the candidate cannot forge its verdict.
 
 The candidate's code and the code that decides the verdict never share a process, and
 the expected values never enter the candidate's sandbox execution:
@@ -10,11 +10,12 @@ the expected values never enter the candidate's sandbox execution:
 2. **Calls** (one sandbox execution): the candidate's program plus a ``main`` that makes
    exactly those calls and prints each result as one line ``\x1eRBV <k> <encoding>``.
    Nothing the candidate's process can read holds an expected value.
-3. **Judge** (a second, separate sandbox execution, without the candidate's code): the
-   trusted test, compiled with the codec's strict decoder, reads the results as plain
-   data, runs the original asserts (``assert_eq!``, ``assert!``, ``assert_ne!``,
-   tolerances, anything) with Rust's own ``PartialEq``, and prints a pass line
-   carrying a fresh random nonce only after the last assert.
+3. **Judge** (sandbox executions of their own, without the candidate's code): the
+   trusted test is compiled with the codec's strict decoder (beside step 2, and the
+   stripped binary is reused for every program judged on the same tests), then run
+   on the results as plain data: the original asserts (``assert_eq!``, ``assert!``,
+   ``assert_ne!``, tolerances, anything) run with Rust's own ``PartialEq``, and a
+   pass line carrying a fresh random nonce is printed only after the last assert.
 
 Why this cannot be forged: whatever lines the candidate prints, the judge only sees
 values of the declared return type, so a forged result is a value some (possibly
