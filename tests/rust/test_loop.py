@@ -79,3 +79,44 @@ async def test_compile_error_drives_the_next_trial(
     assert second["hidden"]["status"] == "pass"
     # The self-tests were written in Rust, from the project's Rust prompt.
     assert "assert_eq!" in model.prompts[1]
+
+
+async def test_a_forging_model_scores_zero(
+    tmp_path: Path, shared_data: Path, sandbox: Sandbox
+) -> None:
+    """A scripted model whose programs only try to forge verdicts (exit 0 before the
+    asserts, a panic hook that exits 0) passes neither its self-tests nor the hidden
+    tests, in the real loop."""
+    from tests.rust.gaming_solutions import GAMING
+
+    env = MultiPLEEnvironment(
+        RustLanguage(compile_timeout_s=120),
+        path=str(shared_data / "humaneval-rs.jsonl"),
+        task_ids=["HumanEval_24_largest_divisor"],
+        name="humaneval_rs",
+    )
+    forged = [f"```rust\n{GAMING[k]}```" for k in ("exit0_in_function", "exit0_in_panic_hook")]
+    model = MockModel(responses=[forged[0], TESTS, REFLECTION, forged[1]])
+    ctx = RunContext(
+        tasks=env.load_tasks(),
+        roles=Roles(
+            actor=CodeActor(),
+            evaluator=SelfTestEvaluator(n_tests=2, test_timeout_s=5),
+            reflector=CodeReflector(),
+            scorer=CodeScorer(),
+            strategy=Strategy(max_trials=2),
+        ),
+        services=Services(model=model, sandbox=sandbox),
+        memory_factory=WindowMemory,
+        memory_window=1,
+        benchmark="humaneval_rs",
+        run_dir=tmp_path,
+        show_progress=False,
+    )
+    await execute(ctx)
+    recs = load_run_records(tmp_path)
+    assert [r["trial"] for r in recs] == [1, 2]
+    for rec in recs:
+        assert rec["hidden"]["status"] == "fail", rec["hidden"]
+        assert rec["self_test"]["passed"] is False
+        assert not any(r["status"] == "pass" for r in rec["self_test"]["details"]["results"])
