@@ -213,3 +213,30 @@ async def test_a_broken_sandbox_is_a_run_error_not_a_verdict(rust: RustLanguage)
     served = Task("s", task.prompt, "x", {**task.data, "hidden_kind": "python_check"})
     with pytest.raises(SandboxError):
         await rust.run_hidden(BrokenSandbox(), program, served, 5.0)
+
+
+async def test_self_test_shapes_models_write(rust: RustLanguage, sandbox: Sandbox) -> None:
+    """Asserts as models write them keep their meaning once split: a String against
+    a &str, a Vec against an array, a tolerance, a method on the result, both sides
+    calling the function, a LeetCode-style path; a wrong program fails the same ones."""
+    right = (
+        "fn rev(s: &str, k: f64) -> (String, Vec<i32>, f64) {\n"
+        "    (s.chars().rev().collect(), s.bytes().map(|b| b as i32).collect(), k.sqrt())\n}\n"
+    )
+    wrong = right.replace("s.chars().rev()", "s.chars()").replace("k.sqrt()", "k / 2.0")
+    tests = [
+        'assert_eq!(rev("ab", 4.0).0, "ba");',
+        'assert_eq!(rev("ab", 4.0).1, [97, 98]);',
+        'assert!((rev("", 2.0).2 - 1.41421).abs() < 1e-4);',
+        'assert!(rev("abc", 1.0).0.starts_with("cb"));',
+        'assert_ne!(rev("ab", 1.0), rev("ba", 1.0));',
+        'assert_eq!(Solution::rev("xy", 9.0).2, 3.0);',
+    ]
+    program = "struct Solution;\nimpl Solution {\n    fn rev(s: &str, k: f64) -> (String, Vec<i32>, f64) { rev(s, k) }\n}\n"
+    outs = await rust.run_tests(sandbox, program + right, tests, "rev", 5.0)
+    assert [o.status for o in outs] == ["pass"] * 6, [o.output for o in outs]
+    outs = await rust.run_tests(sandbox, program + wrong, tests, "rev", 5.0)
+    assert [o.status for o in outs] == ["fail", "pass", "fail", "fail", "pass", "fail"], [
+        o.output for o in outs
+    ]
+    assert outs[0].output == '"ab" (expected "ba")'
