@@ -6,8 +6,15 @@ from pathlib import Path
 
 import pytest
 
+pytest.register_assert_rewrite("tests.components")
+from tests.components import missing, shared_data_dir  # noqa: E402
+
+# Required components (alfworld, docker, rust, bwrap, shared_data): the requires()
+# marker, strict under CI=true, and the closing table (see tests/components.py).
+pytest_plugins = ["tests.components"]
+
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
+SHARED_DATA = shared_data_dir()  # $REFLEXION_BENCH_DATA, else ../shared/data
 
 
 @pytest.fixture(scope="session")
@@ -17,7 +24,8 @@ def project_root() -> Path:
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """``../shared/data`` (read in place, never copied). Skips where it is absent."""
+    """``$REFLEXION_BENCH_DATA`` or ``../shared/data`` (read in place, never copied).
+    Skips where it is absent (a failure under CI=true)."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"needs the shared benchmark data at {SHARED_DATA} (present in CI)")
+        missing("shared_data", f"needs the shared benchmark data at {SHARED_DATA}")
     return SHARED_DATA

@@ -1,8 +1,12 @@
-"""Fixtures for the ALFWorld tests: the two game folders of ../shared/data, and pool cleanup."""
+"""Fixtures for the ALFWorld tests: the two game folders of ../shared/data, and pool cleanup.
+
+The tests that play real games carry ``@pytest.mark.requires("alfworld")`` (the package
+builds a planner with cmake, g++): where it is missing they skip with the reason, and
+under CI=true they fail (tests/components.py).
+"""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,26 +14,14 @@ from pathlib import Path
 import pytest
 
 from reflexion_bench.environments.alfworld import close_all_pools
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # The tests that play real games (marked slow) need the alfworld package, whose
-    # install compiles a planner (cmake, g++). Where it could not be installed they skip
-    # with the reason instead of failing; CI installs it, so there they run.
-    if importlib.util.find_spec("alfworld") is not None:
-        return
-    here = Path(__file__).parent
-    reason = "needs the alfworld package: pip install -e '.[alfworld]' (builds with cmake, g++)"
-    for item in items:
-        if item.get_closest_marker("slow") and here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.skip(reason=reason))
+from tests.components import missing
 
 
 @pytest.fixture(scope="session")
 def v212(shared_data: Path) -> Path:
     path = shared_data / "alfworld" / "v2.1.2"
     if not path.is_dir():
-        pytest.skip(f"needs the ALFWorld games at {path}")
+        missing("shared_data", f"needs the ALFWorld games at {path}")
     return path
 
 
@@ -37,7 +29,7 @@ def v212(shared_data: Path) -> Path:
 def v211(shared_data: Path) -> Path:
     path = shared_data / "alfworld" / "v2.1.1"
     if not path.is_dir():
-        pytest.skip(f"needs the ALFWorld games at {path}")
+        missing("shared_data", f"needs the ALFWorld games at {path}")
     return path
 
 
@@ -45,7 +37,7 @@ def v211(shared_data: Path) -> Path:
 def paper_pack(shared_data: Path) -> Path:
     path = shared_data / "reflexion-original-prompts" / "alfworld_3prompts.json"
     if not path.is_file():
-        pytest.skip(f"needs the paper's prompt file at {path}")
+        missing("shared_data", f"needs the paper's prompt file at {path}")
     return path
 
 

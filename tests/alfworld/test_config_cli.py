@@ -52,6 +52,7 @@ def test_v211_variant_and_the_paper_pack(shared_data: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.requires("alfworld")
 def test_cli_run_writes_log_summary_curve(shared_data: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     out = subprocess.run(

@@ -17,6 +17,7 @@ import pytest
 
 
 @pytest.mark.slow
+@pytest.mark.requires("alfworld")
 @pytest.mark.timeout(900)
 def test_alfworld_reflexion_with_the_embedded_model(
     shared_data: Path, tmp_path: Path, project_root: Path

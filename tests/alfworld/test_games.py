@@ -37,7 +37,7 @@ from reflexion_bench.scorers.alfworld import AlfWorldScorer
 from reflexion_bench.strategies import Strategy
 from tests.alfworld.conftest import walkthrough
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.requires("alfworld")]
 
 
 def one_per_type(tasks: Sequence[Task]) -> list[Task]:

@@ -12,13 +12,14 @@ from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.judge import check_self_test, judge_hidden, judge_self_tests
 from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Sandbox, SandboxError
 from reflexion_bench.sandbox.local import LocalSandbox, _probe_level, _resolve_python
+from tests.components import missing
 
 
 def _level() -> str:
     for level in ("bwrap", "unshare"):
         if _probe_level(level, _resolve_python("auto")) is None:
             return level
-    pytest.skip("neither bwrap nor unshare works here (install bubblewrap, or run as root)")
+    missing("bwrap", "neither bwrap nor unshare works here (install bubblewrap, or run as root)")
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from reflexion_bench.commands.evaluate import evaluate_solutions, main
+from tests.components import missing
 from tests.leetcode.reference_solutions import CORRECT, WRONG
 
 #: The paper's spelling; the config is configs/env/leetcode_hard.yaml (both work).
@@ -103,7 +104,7 @@ def test_cli_rust(
     import shutil
 
     if shutil.which("rustc") is None:
-        pytest.skip("needs rustc (apt-get install rustc)")
+        missing("rust", "needs rustc (apt-get install rustc)")
     samples = write_jsonl(
         tmp_path / "s.jsonl", [{"task_id": task_id, **good}, {"task_id": task_id, **bad}]
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import logging
-import shutil
 from pathlib import Path
 
 import pytest
@@ -132,9 +131,7 @@ def test_rust_static_detector() -> None:
     assert why is not None and "1 argument(s)" in why
 
 
-@pytest.mark.skipif(
-    shutil.which("rustc") is None, reason="needs rustc on the host (apt-get install rustc)"
-)
+@pytest.mark.requires("rust")
 def test_real_rust_file_type_checked_with_rustc(shared_data: Path) -> None:
     from reflexion_bench.environments.code_rust import RustLanguage
 

@@ -2,8 +2,9 @@
 
 Backends: the three local isolation levels (``bwrap``, ``unshare``, ``rlimits``) and
 ``docker``. A level that does not work here, or a Docker engine that cannot be started,
-is SKIPPED WITH ITS REASON (and listed again at the end of the run); with
-``REFLEXION_REQUIRE_DOCKER=1`` a missing engine fails instead. When no engine answers
+is SKIPPED WITH ITS REASON (and listed again at the end of the run); under ``CI=true``
+(or with ``REFLEXION_REQUIRE_DOCKER=1``) a missing engine or bwrap fails instead
+(tests/components.py). When no engine answers
 and we are root, the session starts one with scripts/ci/docker.sh and stops it after.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from reflexion_bench.sandbox.base import Sandbox
+from tests.components import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_IMAGE = "reflexion-bench/sandbox-test:offline"
@@ -26,9 +28,11 @@ BACKENDS = ["bwrap", "unshare", "rlimits", "docker"]
 _SKIPPED: list[str] = []
 
 
-def _skip(reason: str) -> None:
+def _skip(reason: str, component: str | None = None) -> None:
     _SKIPPED.append(reason)
     print(f"\n*** SANDBOX BACKEND SKIPPED: {reason}", file=sys.stderr)
+    if component is not None:  # a required component: a failure under CI=true
+        missing(component, reason)
     pytest.skip(reason)
 
 
@@ -45,12 +49,9 @@ def docker_image() -> Any:
     from reflexion_bench.sandbox.docker import engine_answers
 
     started = False
-    require = os.environ.get("REFLEXION_REQUIRE_DOCKER") == "1"
 
     def unavailable(reason: str) -> None:
-        if require:
-            pytest.fail(f"REFLEXION_REQUIRE_DOCKER=1 but {reason}")
-        _skip(f"docker backend: {reason}")
+        _skip(f"docker backend: {reason}", "docker")
 
     if not engine_answers():
         if os.geteuid() != 0:
@@ -102,7 +103,10 @@ def make_sandbox(request: pytest.FixtureRequest) -> Callable[..., Sandbox]:
 
             problem = _probe_level(backend, _resolve_python("auto"))
             if problem:
-                _skip(f"local isolation level {backend!r} unavailable here: {problem}")
+                _skip(
+                    f"local isolation level {backend!r} unavailable here: {problem}",
+                    "bwrap" if backend == "bwrap" else None,
+                )
             sb = LocalSandbox(jobs=jobs, isolation=backend, **kw)
         made.append(sb)
         return sb
@@ -115,7 +119,14 @@ def make_sandbox(request: pytest.FixtureRequest) -> Callable[..., Sandbox]:
 
 
 @pytest.fixture(
-    params=[pytest.param(b, marks=pytest.mark.docker) if b == "docker" else b for b in BACKENDS]
+    params=[
+        pytest.param(b, marks=pytest.mark.docker)  # the docker marker: requires("docker")
+        if b == "docker"
+        else pytest.param(b, marks=pytest.mark.requires("bwrap"))
+        if b == "bwrap"
+        else b
+        for b in BACKENDS
+    ]
 )
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 
 from reflexion_bench.sandbox.base import ExecRequest, Limits, Sandbox
+from tests.components import missing
 
 
 def req(source: str, timeout_s: float = 10.0, **limits: int) -> ExecRequest:
@@ -165,7 +166,7 @@ async def test_stopped_supervisor_is_replaced(sandbox: Sandbox) -> None:
 
 async def test_rust_compiles_and_runs(sandbox: Sandbox, backend: str) -> None:
     if backend != "docker" and not shutil.which("rustc", path="/usr/bin"):
-        pytest.skip("Debian's rustc is not installed (apt-get install rustc)")
+        missing("rust", "Debian's rustc is not installed (apt-get install rustc)")
     r = await sandbox.exec(
         ExecRequest(
             argv=("sh", "-c", "rustc --edition 2021 -o main main.rs && ./main"),

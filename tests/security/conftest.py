@@ -4,17 +4,17 @@
 ``rlimits`` level is left out on purpose: it refuses to score hidden tests unless the
 user opts in to an unprotected score, so gaming it proves nothing about the judge.
 A backend that cannot run on this machine is skipped with its reason (docker: unless
-an engine already answers or ``REFLEXION_REQUIRE_DOCKER=1`` asks to start one the way
-tests/sandbox does).
+an engine already answers, or ``CI=true`` / ``REFLEXION_REQUIRE_DOCKER=1`` asks to start
+one the way tests/sandbox does). Under ``CI=true`` a missing Docker engine or bwrap is a
+failure, not a skip (tests/components.py).
 """
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from reflexion_bench.sandbox.base import Sandbox
+from tests.components import missing, strict
 
 # The sandbox suite's engine handling (start if root, build the offline image, or skip).
 from tests.sandbox.conftest import TEST_IMAGE, docker_image  # noqa: F401
@@ -24,7 +24,14 @@ BACKENDS = ["bwrap", "unshare", "docker"]
 
 @pytest.fixture(
     scope="session",
-    params=[pytest.param(b, marks=pytest.mark.docker) if b == "docker" else b for b in BACKENDS],
+    params=[
+        pytest.param(b, marks=pytest.mark.docker)  # the docker marker: requires("docker")
+        if b == "docker"
+        else pytest.param(b, marks=pytest.mark.requires("bwrap"))
+        if b == "bwrap"
+        else b
+        for b in BACKENDS
+    ],
 )
 def backend(request: pytest.FixtureRequest) -> str:
     """A backend name, skipped with the reason when it cannot run here."""
@@ -32,10 +39,11 @@ def backend(request: pytest.FixtureRequest) -> str:
     if name == "docker":
         from reflexion_bench.sandbox.docker import engine_answers
 
-        if not engine_answers() and os.environ.get("REFLEXION_REQUIRE_DOCKER") != "1":
-            pytest.skip(
-                "docker backend: no Docker engine answers (REFLEXION_REQUIRE_DOCKER=1 "
-                "starts one as tests/sandbox does)"
+        if not engine_answers() and not strict("docker"):
+            missing(
+                "docker",
+                "docker backend: no Docker engine answers (CI=true or "
+                "REFLEXION_REQUIRE_DOCKER=1 starts one as tests/sandbox does)",
             )
         # Starts the engine / builds the offline test image, or skips with the reason.
         request.getfixturevalue("docker_image")
@@ -44,7 +52,10 @@ def backend(request: pytest.FixtureRequest) -> str:
 
         problem = _probe_level(name, _resolve_python("auto"))
         if problem:
-            pytest.skip(f"local isolation level {name!r} unavailable here: {problem}")
+            reason = f"local isolation level {name!r} unavailable here: {problem}"
+            if name == "bwrap":
+                missing("bwrap", reason)
+            pytest.skip(reason)
     return name
 
 
