@@ -58,7 +58,8 @@ class MissingComponent(pytest.skip.Exception):  # type: ignore[name-defined,misc
     """A skip whose reason is a missing required component."""
 
     def __init__(self, component: str, reason: str) -> None:
-        super().__init__(f"[{component}] {reason}")
+        # reported at the test's location, as a skip marker's is (not at this line)
+        super().__init__(f"[{component}] {reason}", _use_item_location=True)
         self.component = component
         self.reason = reason
 
@@ -189,6 +190,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         entry["outcome"] = "failed"
         if isinstance(exc, MissingComponent):
             entry["missing"] = f"[{exc.component}] {exc.reason}"
+            entry["missing_component"] = exc.component
 
 
 def summarize(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -196,16 +198,21 @@ def summarize(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for name in COMPONENTS:
         rows = [r for r in results.values() if name in r["components"]]
+        # a test failed (CI=true) for another missing component did not run either
+        blocked = [r for r in rows if r.get("missing") and r["missing_component"] != name]
         skipped = [r for r in rows if r["outcome"] == "skipped"]
         reasons: dict[str, int] = {}
         for r in skipped:
             reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
-        missing_in_ci = sorted({r["missing"] for r in rows if r.get("missing")})
+        for r in blocked:
+            why = f"not run (failed, another component missing): {r['missing']}"
+            reasons[why] = reasons.get(why, 0) + 1
+        missing_in_ci = sorted({r["missing"] for r in rows if r.get("missing_component") == name})
         table[name] = {
             "tests": len(rows),
             "ran": sum(r["outcome"] != "skipped" and not r.get("missing") for r in rows),
             "failed": sum(r["outcome"] == "failed" for r in rows),
-            "skipped": len(skipped),
+            "skipped": len(skipped) + len(blocked),
             "skip_reasons": reasons,
             "missing_in_ci": missing_in_ci,
         }
