@@ -181,7 +181,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return
     entry = _RESULTS.setdefault(item.nodeid, {"components": [], "outcome": "passed"})
     entry["components"] = list(dict.fromkeys([*entry["components"], *components]))
-    if report.skipped and entry["outcome"] == "passed":
+    xfailed = hasattr(report, "wasxfail")  # ran, and failed as expected: not a skip
+    if report.skipped and not xfailed and entry["outcome"] == "passed":
         entry["outcome"] = "skipped"
         longrepr = report.longrepr
         reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
