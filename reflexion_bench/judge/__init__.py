@@ -40,23 +40,12 @@ _HERE = Path(__file__).resolve().parent
 
 
 def _strip(name: str) -> str:
-    """A module's source without its host-only import lines (and the try/except
-    around them), ready to follow the wire's source in one shipped program."""
+    """A module's source without its host-only block (the import of the wire, whose
+    source the shipped program carries itself)."""
     src = (_HERE / name).read_text(encoding="utf-8")
-    # The try/except ImportError block that imports the wire on the host: every line
-    # of it carries the marker, the names it imports sit between marked lines.
-    out: list[str] = []
-    skipping = False
-    for line in src.splitlines(keepends=True):
-        if "# shipped: inlined" in line:
-            skipping = line.rstrip().endswith("(  # shipped: inlined")
-            continue
-        if skipping:
-            if line.strip() == ")":
-                skipping = False
-            continue
-        out.append(line)
-    return "".join(out)
+    head, _, rest = src.partition("# host only: begin")
+    _, _, tail = rest.partition("# host only: end\n")
+    return head + tail
 
 
 def _wire_source() -> str:

@@ -20,7 +20,7 @@ from reflexion_bench.analysis.report import (
     write_run_outputs,
 )
 from reflexion_bench.analysis.tables import render, tables
-from tests.hotpotqa.conftest import Compose
+from tests.hotpotqa.conftest import Compose, compose_hotpot_config
 from tests.hotpotqa.helpers import run_with_model, scripted
 
 
@@ -63,24 +63,8 @@ def _run(
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> dict[str, Any]:
-    from hydra import compose, initialize_config_dir
-
-    from reflexion_bench.config import CONFIG_DIR
-
     def compose_hotpot(*overrides: str) -> Any:
-        with initialize_config_dir(str(CONFIG_DIR), version_base="1.3"):
-            return compose(
-                "config",
-                overrides=[
-                    "env=hotpotqa",
-                    "model=mock",
-                    "sandbox=none",
-                    f"paths.data_dir={shared_data}",
-                    "progress=false",
-                    *overrides,
-                ],
-                return_hydra_config=True,
-            )
+        return compose_hotpot_config(shared_data, *overrides)
 
     root = tmp_path_factory.mktemp("answer_key")
     gold_dir, clean_dir = root / "gold", root / "clean"
