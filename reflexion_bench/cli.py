@@ -25,6 +25,10 @@ COMMANDS = {
         "reflexion_bench.commands.bench",
         "benchmarks: `bench memory --n N` retrieval latency",
     ),
+    "view": (
+        "reflexion_bench.commands.view",
+        "browse runs and sweeps in a local web page (or --export FILE.html)",
+    ),
 }
 
 

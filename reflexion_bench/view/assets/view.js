@@ -1,0 +1,477 @@
+// reflexion-bench view: the page's renderer (vanilla JS, no build step, no network
+// beyond the local server that served it). Every text from a log goes into the DOM as
+// text (textContent), never as HTML: a candidate program or a model reply cannot
+// inject markup. Routes live in the hash so the exported file works from file://.
+"use strict";
+(function () {
+  const boot = JSON.parse(document.getElementById("rb-boot").textContent);
+  const served = boot.mode === "served";
+  const main = document.getElementById("rb-main");
+  const crumbs = document.getElementById("rb-crumbs");
+  const statusEl = document.getElementById("rb-status");
+  let refreshTimer = null;
+  let renderToken = 0;
+
+  // ------------------------------------------------------------------ data access
+  async function getJSON(url) {
+    const res = await fetch(url, { cache: "no-store" });
+    if (!res.ok) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+    return res.json();
+  }
+  const exportTasks = {};
+  function exportTask(runId, taskId) {
+    const run = boot.runs[String(runId)];
+    const block = run && run.task_blocks[taskId];
+    if (!block) return null;
+    if (!(block in exportTasks)) {
+      // Parsed only when opened: the file holds every trial, the page reads one task.
+      exportTasks[block] = JSON.parse(document.getElementById(block).textContent);
+    }
+    return exportTasks[block];
+  }
+  const api = {
+    index: () => (served ? getJSON("/api/index") : Promise.resolve(boot.index)),
+    run: (i) => (served ? getJSON(`/api/run/${i}`) : Promise.resolve(boot.runs[String(i)])),
+    task: (i, t) =>
+      served
+        ? getJSON(`/api/run/${i}/task?id=${encodeURIComponent(t)}`)
+        : Promise.resolve(exportTask(i, t)),
+    compare: (i, j) =>
+      served
+        ? getJSON(`/api/compare/${i}/${j}`)
+        : Promise.resolve(boot.comparisons[`${i}/${j}`] || null),
+    search: (i, q) =>
+      served
+        ? getJSON(`/api/run/${i}/search?q=${encodeURIComponent(q)}`).then((r) => r.task_ids)
+        : Promise.resolve(exportSearch(i, q)),
+  };
+  const searchText = {};
+  function exportSearch(runId, q) {
+    const run = boot.runs[String(runId)];
+    const needle = q.toLowerCase();
+    return Object.keys(run.task_blocks).filter((tid) => {
+      if (tid.toLowerCase().includes(needle)) return true;
+      const key = `${runId}/${tid}`;
+      if (!(key in searchText)) {
+        const task = exportTask(runId, tid);
+        searchText[key] = task.trials
+          .map((t) =>
+            [
+              t.candidate,
+              t.reflection,
+              t.error,
+              t.trajectory,
+              (t.transcript || []).map((s) => s.text).join("\n"),
+              t.self_test && t.self_test.text,
+              t.hidden && t.hidden.detail,
+            ]
+              .filter(Boolean)
+              .join("\n"),
+          )
+          .join("\n")
+          .toLowerCase();
+      }
+      return searchText[key].includes(needle);
+    });
+  }
+
+  // ------------------------------------------------------------------ helpers
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k === "dataset") Object.assign(el.dataset, v);
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children.flat(Infinity)) {
+      if (c === null || c === undefined || c === false) continue;
+      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return el;
+  }
+  const NA = "n/a";
+  const pct = (x) => (x === null || x === undefined ? NA : `${(100 * x).toFixed(1)}%`);
+  function withCI(iv) {
+    if (!iv || iv.estimate === null || iv.estimate === undefined) return NA;
+    if (iv.low === undefined) return pct(iv.estimate);
+    return `${pct(iv.estimate)} [${(100 * iv.low).toFixed(1)}, ${(100 * iv.high).toFixed(1)}]`;
+  }
+  const num = (x, d = 0) =>
+    x === null || x === undefined ? NA : Number(x).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+  const money = (x) => (x === null || x === undefined ? NA : `$${Number(x).toFixed(4)}`);
+  function verdictText(v) {
+    return v === true ? "pass" : v === false ? "fail" : "unknown";
+  }
+  function badge(v, label) {
+    return h("span", { class: `verdict ${verdictText(v)}` }, label ? `${label}: ${verdictText(v)}` : verdictText(v));
+  }
+  const taskHref = (i, t) => `#/run/${i}/task/${encodeURIComponent(t)}`;
+  function setCrumbs(...items) {
+    crumbs.replaceChildren(...items.flatMap((x) => [" / ", x]));
+  }
+  function ready(name) {
+    document.body.dataset.rbReady = name;
+    window.rbReadyAt = performance.now();
+  }
+  function table(id, head, rows) {
+    return h(
+      "table",
+      { id },
+      h("thead", {}, h("tr", {}, head.map((c) => h("th", {}, c)))),
+      h("tbody", {}, rows),
+    );
+  }
+  function autoRefresh(active, token) {
+    clearTimeout(refreshTimer);
+    // A live run: re-read the log every few seconds while tasks are still running.
+    if (served && active) {
+      statusEl.textContent = "live: refreshing every 5 s";
+      refreshTimer = setTimeout(() => token === renderToken && route(true), 5000);
+    } else statusEl.textContent = "";
+  }
+
+  // ------------------------------------------------------------------ sweep page
+  async function sweepPage(token) {
+    const index = await api.index();
+    if (index.runs.length === 1) return runPage(0, token);
+    setCrumbs("runs");
+    const rows = index.runs.map((r) =>
+      h(
+        "tr",
+        { dataset: { run: String(r.id) } },
+        h("td", {}, h("a", { href: `#/run/${r.id}` }, r.name)),
+        h("td", {}, r.benchmark), h("td", {}, r.strategy), h("td", {}, r.model),
+        h("td", { class: "n" }, r.n_tasks, r.running ? ` (+${r.running} running)` : ""),
+        h("td", { class: "n" }, withCI(r.final)),
+        h("td", { class: "n" }, withCI(r.first_try)),
+        h("td", { class: "n" }, `${num(r.fixes)}/${num(r.breaks)}`),
+        h("td", { class: "n" }, num(r.errored_tasks)),
+        h("td", { class: "n" }, num(r.per_task_mean && r.per_task_mean.tokens)),
+        h("td", { class: "n" }, money(r.totals && r.totals.cost_usd)),
+        h("td", {}, r.answer_key || NA, r.imported ? " · imported" : ""),
+      ),
+    );
+    const pick = (id) => h("select", { id }, index.runs.map((r) => h("option", { value: r.id }, r.name)));
+    const selA = pick("rb-cmp-a");
+    const selB = pick("rb-cmp-b");
+    if (index.runs.length > 1) selB.value = "1";
+    main.replaceChildren(
+      h("h1", {}, `${index.runs.length} runs`),
+      table(
+        "rb-sweep",
+        ["run", "benchmark", "strategy", "model", "tasks", "pass@1 [95% CI]", "first try [95% CI]",
+          "fixes/breaks", "errored", "tokens/task", "cost (as run live)", "answer key"],
+        rows,
+      ),
+      h("p", { class: "muted" },
+        "pass@1 counts an errored task as failed; intervals are 95% bootstraps over tasks, as in `reflexion-bench report`."),
+      h("h2", {}, "Compare two runs task by task"),
+      h("p", {}, selA, " vs ", selB, " ",
+        h("button", { id: "rb-cmp-go", onclick: () => (location.hash = `#/compare/${selA.value}/${selB.value}`) }, "compare")),
+    );
+    ready("sweep");
+    autoRefresh(index.runs.some((r) => r.running), token);
+  }
+
+  // ------------------------------------------------------------------ run page
+  function curveSVG(sub, solved) {
+    const W = 380, H = 210, L = 40, R = 10, T = 10, B = 30;
+    const k = (sub || []).length;
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("id", "rb-curve");
+    svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+    svg.setAttribute("width", W);
+    svg.setAttribute("height", H);
+    const x = (t) => L + (k <= 1 ? (W - L - R) / 2 : ((t - 1) * (W - L - R)) / (k - 1));
+    const y = (v) => T + (1 - v) * (H - T - B);
+    const add = (tag, attrs, text) => {
+      const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+      for (const [a, v] of Object.entries(attrs)) el.setAttribute(a, v);
+      if (text !== undefined) el.textContent = text;
+      svg.append(el);
+      return el;
+    };
+    for (const v of [0, 0.25, 0.5, 0.75, 1]) {
+      add("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid" });
+      add("text", { x: L - 4, y: y(v) + 4, "text-anchor": "end", class: "axis" }, `${v * 100}%`);
+    }
+    for (let t = 1; t <= k; t++) add("text", { x: x(t), y: H - 10, "text-anchor": "middle", class: "axis" }, `trial ${t}`);
+    const pts = (series, key) =>
+      (series || []).map((iv, i) => [i + 1, iv && iv[key]]).filter(([, v]) => v !== null && v !== undefined);
+    const lows = pts(sub, "low"), highs = pts(sub, "high");
+    if (lows.length === k && highs.length === k && k > 0) {
+      const poly = [...highs.map(([t, v]) => `${x(t)},${y(v)}`), ...lows.reverse().map(([t, v]) => `${x(t)},${y(v)}`)];
+      add("polygon", { points: poly.join(" "), class: "band" });
+    }
+    for (const [series, cls] of [[solved, "solved"], [sub, "sub"]]) {
+      const p = pts(series, "estimate");
+      if (p.length) add("polyline", { points: p.map(([t, v]) => `${x(t)},${y(v)}`).join(" "), class: cls });
+      for (const [t, v] of p) add("circle", { cx: x(t), cy: y(v), r: 3, class: cls });
+    }
+    return svg;
+  }
+
+  const FILTERS = {
+    all: () => true,
+    passed: (t) => t.final === true,
+    failed: (t) => t.final === false,
+    errored: (t) => t.errored,
+    fixed: (t) => t.fixed,
+    broken: (t) => t.broken,
+    self_fp: (t) => t.self_fp,
+    in_progress: (t) => t.in_progress,
+  };
+  const FILTER_LABELS = {
+    all: "all", passed: "passed", failed: "failed", errored: "errored", fixed: "fixed",
+    broken: "broken", self_fp: "self-test false positive", in_progress: "running",
+  };
+  const runState = {};
+
+  async function runPage(i, token) {
+    const run = await api.run(i);
+    if (!run) throw new Error(`no run ${i}`);
+    const index = served ? null : boot.index;
+    const many = served ? (await api.index()).runs.length > 1 : index.runs.length > 1;
+    setCrumbs(h("a", { href: `#/run/${i}` }, run.name));
+    const st = (runState[i] = runState[i] || { filter: "all", query: "", matches: null });
+    const s = run.summary || {};
+    const c = s.self_test_confusion || {};
+    const ff = s.first_to_final || {};
+    const t = s.totals || {};
+    const pt = s.per_task_mean || {};
+    const rows = [
+      ["tasks", `${num(run.n_tasks)}${run.running ? ` (+${run.running} still running, not counted)` : ""}`],
+      ["pass@1 (final) [95% CI]", withCI(run.final)],
+      ["pass@1 over finished tasks", withCI(run.final_finished)],
+      ["first try [95% CI]", withCI(run.first_try)],
+      ["fixes / breaks between trials", `${num(s.fixes)} / ${num(s.breaks)}`],
+      ["trial 1 → final: fixed / broken", `${num(ff.fixed)} / ${num(ff.broken)}${ff.unknown ? ` (${ff.unknown} unknown)` : ""}`],
+      ["errored tasks", num(s.errored_tasks)],
+      ["self-test TP / FP / FN / TN", `${num(c.tp)} / ${num(c.fp)} / ${num(c.fn)} / ${num(c.tn)} (stopped on a wrong pass: ${num(c.final_fp)})`],
+      ["model calls / tokens (as run live)", `${num(t.model_calls)} / ${num(t.tokens)}`],
+      ["cost as run live / paid now", `${money(t.cost_usd)} / ${money(t.paid_cost_usd)}`],
+      ["per task: trials / tokens / wall time", `${num(pt.trials, 2)} / ${num(pt.tokens)} / ${num(pt.wall_time_s, 1)} s`],
+      ["answer key", run.answer_key || NA],
+    ];
+    if (s.logged) rows.push(["as logged (imported)", `final ${pct(s.logged.final)}, re-scored agrees on ${pct(s.logged.rescored_agreement)}`]);
+    if (s.missing) rows.push(["missing in the log", JSON.stringify(s.missing)]);
+    const summary = h("table", { id: "rb-summary", class: "kv" },
+      h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v)))));
+
+    const tbody = h("tbody", {});
+    const counter = h("span", { id: "rb-count" });
+    function renderRows() {
+      const keep = FILTERS[st.filter];
+      const shown = run.tasks.filter((tk) => keep(tk) && (st.matches === null || st.matches.has(tk.id)));
+      counter.textContent = `${shown.length} of ${run.tasks.length} tasks`;
+      tbody.replaceChildren(
+        ...shown.map((tk) =>
+          h("tr", { dataset: { task: tk.id } },
+            h("td", {}, h("a", { href: taskHref(i, tk.id) }, tk.id)),
+            h("td", { class: "chips" }, tk.verdicts.map((v, n) =>
+              h("span", { class: `chip ${verdictText(v)}`, title: `trial ${tk.trials[n]}: hidden ${verdictText(v)}, self-tests ${verdictText(tk.self[n])}` },
+                v === true ? "✓" : v === false ? "✗" : "?"))),
+            h("td", {}, tk.in_progress ? h("span", { class: "verdict running" }, "running") : badge(tk.final)),
+            h("td", {}, [tk.errored && "errored", tk.fixed && "fixed", tk.broken && "broken", tk.self_fp && "self-test FP"].filter(Boolean).join(", ")),
+            h("td", { class: "n" }, tk.reflections),
+          ),
+        ),
+      );
+    }
+    const filterBar = h("div", { id: "rb-filters" },
+      Object.keys(FILTERS).map((f) => {
+        const n = run.tasks.filter(FILTERS[f]).length;
+        return h("button", {
+          class: f === st.filter ? "on" : "", dataset: { filter: f },
+          onclick: (ev) => {
+            st.filter = f;
+            for (const b of filterBar.querySelectorAll("button")) b.classList.toggle("on", b === ev.currentTarget);
+            renderRows();
+          },
+        }, `${FILTER_LABELS[f]} (${n})`);
+      }));
+    let timer = null;
+    const search = h("input", {
+      id: "rb-search", type: "search", placeholder: "search task id or text (candidates, reflections, feedback)", value: st.query,
+      oninput: () => {
+        clearTimeout(timer);
+        timer = setTimeout(async () => {
+          st.query = search.value;
+          st.matches = st.query.trim() ? new Set(await api.search(i, st.query)) : null;
+          renderRows();
+          document.body.dataset.rbSearched = st.query;
+        }, 200);
+      },
+    });
+    renderRows();
+    const others = [];
+    if (many) {
+      const idx = served ? await api.index() : boot.index;
+      others.push(h("p", {}, "Compare with: ",
+        idx.runs.filter((r) => r.id !== i).map((r) => [h("a", { href: `#/compare/${i}/${r.id}` }, r.name), " "])));
+    }
+    const head = h("p", { class: "muted" }, `${run.benchmark} · ${run.strategy} · ${run.model} · ${run.path}`);
+    const imported = run.import ? h("p", { class: "note" },
+      "Imported log: what it lacks is marked missing, never invented (see import.json). Missing: ",
+      JSON.stringify(run.import.missing || run.import.fields_missing || "see import.json")) : null;
+    main.replaceChildren(
+      h("h1", {}, run.name), head, imported,
+      h("div", { class: "row" }, summary, h("figure", {}, curveSVG(run.success_at_trial, run.solved_by_trial),
+        h("figcaption", {}, "success of the submitted candidate after k trials (line, 95% band); solved at any trial (dashed)"))),
+      ...others,
+      h("h2", {}, "Tasks"), filterBar, h("p", {}, search, " ", counter),
+      h("table", { id: "rb-tasks" },
+        h("thead", {}, h("tr", {}, ["task", "hidden verdict per trial", "final", "flags", "reflections"].map((x) => h("th", {}, x)))),
+        tbody),
+    );
+    if (st.query) search.dispatchEvent(new Event("input"));
+    ready("run");
+    autoRefresh(run.running > 0, token);
+  }
+
+  // ------------------------------------------------------------------ task page
+  function pre(cls, text) {
+    return h("pre", { class: cls }, text === null || text === undefined ? "" : text);
+  }
+  function section(title, ...body) {
+    return h("section", {}, h("h3", {}, title), ...body);
+  }
+  function trialColumn(tr, bench) {
+    const parts = [
+      h("h2", {}, `Trial ${tr.trial}`, tr.final ? " (submitted)" : "", " ", badge(tr.verdict, "hidden")),
+    ];
+    if (tr.error) parts.push(section("Error", pre("error", tr.error)));
+    if (tr.stopped) parts.push(section("Stopped", pre("error", tr.stopped)));
+    if (tr.transcript) {
+      parts.push(section(bench === "alfworld" ? "Episode" : "Trajectory",
+        h("div", { class: "transcript" }, tr.transcript.map((s) => h("div", { class: `step ${s.kind}` }, h("span", { class: "kind" }, s.kind), s.text)))));
+    }
+    if (tr.candidate !== null && tr.candidate !== undefined) {
+      parts.push(section(tr.transcript ? "Answer" : "Candidate", pre("candidate", tr.candidate)));
+    } else parts.push(section("Candidate", h("p", { class: "muted" }, "not in the log")));
+    if (tr.diff) {
+      const changed = tr.diff.some(([op]) => op !== " ");
+      parts.push(section(`Diff to trial ${tr.trial - 1}`,
+        changed ? h("div", { class: "diff" }, tr.diff.map(([op, line]) =>
+          h("div", { class: op === "+" ? "add" : op === "-" ? "del" : "ctx" }, `${op} ${line}`)))
+          : h("p", { class: "muted" }, "identical to the previous trial")));
+    }
+    if (tr.self_test) {
+      const st = tr.self_test;
+      const body = [badge(st.passed, "self-tests")];
+      if (st.results.length) {
+        body.push(table(null, ["test", "verdict", "output"], st.results.map((r) =>
+          h("tr", { class: `test ${r.status}` }, h("td", {}, pre("", r.test)), h("td", {}, h("span", { class: `verdict ${r.status === "pass" ? "pass" : "fail"}` }, r.status)), h("td", {}, pre("", r.output))))));
+      }
+      if (st.text) body.push(pre("feedback", st.text));
+      if (st.generated) body.push(h("details", {}, h("summary", {}, "generated tests (raw)"), pre("", st.generated)));
+      parts.push(section("Self-tests (in the loop)", ...body));
+    }
+    if (tr.hidden) {
+      parts.push(section("Hidden tests (never shown to the loop)",
+        badge(tr.hidden.passed, "hidden"), ` status: ${tr.hidden.status || NA}`,
+        tr.logged_verdict !== null && tr.logged_verdict !== undefined ? ` · logged verdict: ${verdictText(tr.logged_verdict)}` : "",
+        tr.hidden.detail ? pre("hidden-detail", tr.hidden.detail) : null));
+    }
+    parts.push(section("Reflection", tr.reflection ? h("blockquote", { class: "reflection" }, tr.reflection) : h("p", { class: "muted" }, "none")));
+    if (tr.memory_shown && tr.memory_shown.length) {
+      parts.push(section("Memory shown to this trial", h("ol", { class: "memory" }, tr.memory_shown.map((m) => h("li", {}, m)))));
+    }
+    if (tr.calls) {
+      parts.push(section(`Model calls (${tr.calls.length})`, table(null, ["role", "tokens in/out", "latency", "cost", "cached"],
+        tr.calls.map((c) => h("tr", { class: c.error ? "call error" : "call" }, h("td", {}, c.role, c.error ? ` (error: ${c.error})` : ""),
+          h("td", { class: "n" }, `${num(c.prompt_tokens)}/${num(c.completion_tokens)}`), h("td", { class: "n" }, `${num(c.latency_s, 2)} s`),
+          h("td", { class: "n" }, money(c.cost_usd)), h("td", {}, c.cached ? "yes" : "no"))))));
+    } else parts.push(section("Model calls", h("p", { class: "muted" }, "not in the log")));
+    if (tr.trajectory && !tr.transcript && tr.trajectory !== tr.candidate) {
+      parts.push(h("details", {}, h("summary", {}, "raw completion"), pre("", tr.trajectory)));
+    }
+    if (tr.missing && tr.missing.length) parts.push(h("p", { class: "note" }, `missing in the log: ${tr.missing.join(", ")}`));
+    return h("article", { class: "trial", dataset: { trial: String(tr.trial) } }, parts);
+  }
+
+  async function taskPage(i, taskId, token) {
+    const [run, task] = await Promise.all([served ? Promise.resolve(null) : api.run(i), api.task(i, taskId)]);
+    if (!task) {
+      main.replaceChildren(h("p", { class: "error" }, `no task ${taskId} in this run`));
+      return;
+    }
+    const name = run ? run.name : (await api.index()).runs[i].name;
+    setCrumbs(h("a", { href: `#/run/${i}` }, name), h("span", {}, taskId));
+    main.replaceChildren(
+      h("h1", { id: "rb-task-id" }, taskId),
+      h("p", { class: "muted" }, `${task.trials.length} trial(s) · `,
+        task.in_progress ? "still running" : ["submitted: ", badge(task.row.final)],
+        task.row.self_fp ? " · a self-test false positive" : ""),
+      h("div", { class: "trials" }, task.trials.map((tr) => trialColumn(tr, task.benchmark))),
+    );
+    ready("task");
+    autoRefresh(task.in_progress, token);
+  }
+
+  // ------------------------------------------------------------------ compare page
+  async function comparePage(i, j, token) {
+    const cmp = await api.compare(i, j);
+    if (!cmp) {
+      main.replaceChildren(h("p", { class: "error" }, "these two runs have no task in common"));
+      ready("compare");
+      return;
+    }
+    setCrumbs(h("span", {}, `compare ${cmp.a.name} vs ${cmp.b.name}`));
+    const m = cmp.mcnemar;
+    const body = [
+      h("h1", {}, "A: ", cmp.a.name, " vs B: ", cmp.b.name),
+      h("p", { class: "muted" }, `A: ${cmp.a.benchmark} · ${cmp.a.strategy} · ${cmp.a.model}; B: ${cmp.b.benchmark} · ${cmp.b.strategy} · ${cmp.b.model}`),
+      h("p", {}, `${cmp.n_common} tasks in common with a known final verdict`,
+        cmp.only_in_a.length ? `; ${cmp.only_in_a.length} only in A` : "",
+        cmp.only_in_b.length ? `; ${cmp.only_in_b.length} only in B` : "",
+        cmp.unknown.length ? `; ${cmp.unknown.length} with an unknown verdict` : ""),
+    ];
+    if (m) {
+      body.push(
+        h("h2", {}, "McNemar table (final verdicts on common tasks)"),
+        h("table", { id: "rb-mcnemar" },
+          h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", {}, "B passed"), h("th", {}, "B failed"))),
+          h("tbody", {},
+            h("tr", {}, h("th", {}, "A passed"), h("td", { class: "n", dataset: { cell: "both" } }, m.both), h("td", { class: "n", dataset: { cell: "only_a" } }, m.only_a)),
+            h("tr", {}, h("th", {}, "A failed"), h("td", { class: "n", dataset: { cell: "only_b" } }, m.only_b), h("td", { class: "n", dataset: { cell: "neither" } }, m.neither)))),
+        h("p", { id: "rb-paired" },
+          `pass@1 A ${pct(cmp.final_a)}, B ${pct(cmp.final_b)}; difference A − B ${withCI(cmp.diff)} (paired bootstrap over tasks); exact McNemar p = ${m.p_value.toPrecision(3)}`),
+      );
+    }
+    body.push(
+      h("h2", {}, `Tasks where they differ (${cmp.differ.length})`),
+      table("rb-differ", ["task", "A final", "B final", "A trial 1", "B trial 1"], cmp.differ.map((d) =>
+        h("tr", { dataset: { task: d.id } },
+          h("td", {}, d.id, " ", h("a", { href: taskHref(i, d.id) }, "[A]"), " ", h("a", { href: taskHref(j, d.id) }, "[B]")),
+          h("td", {}, badge(d.a)), h("td", {}, badge(d.b)), h("td", {}, badge(d.a_first)), h("td", {}, badge(d.b_first))))),
+    );
+    main.replaceChildren(...body);
+    ready("compare");
+    autoRefresh(cmp.a.running > 0 || cmp.b.running > 0, token);
+  }
+
+  // ------------------------------------------------------------------ router
+  async function route(keepScroll) {
+    const token = ++renderToken;
+    clearTimeout(refreshTimer);
+    delete document.body.dataset.rbReady;
+    const y = window.scrollY;
+    const parts = location.hash.replace(/^#\/?/, "").split("/");
+    try {
+      if (parts[0] === "run" && parts[2] === "task") {
+        await taskPage(Number(parts[1]), decodeURIComponent(parts.slice(3).join("/")), token);
+      } else if (parts[0] === "run") await runPage(Number(parts[1]), token);
+      else if (parts[0] === "compare") await comparePage(Number(parts[1]), Number(parts[2]), token);
+      else await sweepPage(token);
+      if (keepScroll === true) window.scrollTo(0, y);
+    } catch (err) {
+      main.replaceChildren(h("p", { class: "error", id: "rb-error" }, String(err && err.message ? err.message : err)));
+      document.body.dataset.rbReady = "error";
+    }
+  }
+  window.addEventListener("hashchange", () => route(false));
+  route(false);
+})();

@@ -1,0 +1,540 @@
+"""What the viewer's pages show, built from run logs (the source of truth).
+
+Every number comes from the functions ``reflexion-bench report`` uses: the run summary
+from :func:`~reflexion_bench.analysis.report.load_summary`, the 95% intervals from the
+report's own group data (:func:`~reflexion_bench.analysis.tables.build_report`'s
+``_group_data``), and the paired comparison from the same task verdicts, exact
+McNemar test and paired bootstrap as the report's ``paired`` table. Nothing is
+recomputed another way.
+
+A :class:`Catalog` holds the run folders being viewed and reloads a run when its log
+changes (size or mtime), so a page refreshed during a live run shows the new trials.
+Tasks still running (no finished attempt yet, so not in the metrics) are listed as
+``in_progress`` with the trials logged so far.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reflexion_bench.analysis.answer_key import label_text
+from reflexion_bench.analysis.metrics import hidden_verdict
+from reflexion_bench.runner.runlog import LOG_NAME, effective_records, iter_records
+
+DEFAULT_RESAMPLES = 10_000
+
+
+def clean_json(value: Any) -> Any:
+    """``value`` with NaN/inf replaced by None (JSON has neither; the page shows n/a)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): clean_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_json(v) for v in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(clean_json(value), ensure_ascii=False, default=str, allow_nan=False)
+
+
+# --------------------------------------------------------------------------- one run
+
+
+def _self_passed(rec: dict[str, Any]) -> bool | None:
+    st = rec.get("self_test")
+    if not isinstance(st, dict) or st.get("passed") is None:
+        return None
+    return bool(st["passed"])
+
+
+def task_row(
+    task_id: str, trials: Sequence[dict[str, Any]], *, in_progress: bool
+) -> dict[str, Any]:
+    """One line of the run page's task table: verdicts per trial and the filter flags.
+
+    ``fixed``/``broken`` follow the report's first-to-final definition (trial-1
+    verdict vs the submitted one); ``self_fp`` marks a trial whose self-tests passed a
+    candidate the hidden tests failed (the report's self-test false positive).
+    """
+    verdicts = [hidden_verdict(r) for r in trials]
+    selfs = [_self_passed(r) for r in trials]
+    first = verdicts[0] if trials and int(trials[0]["trial"]) == 1 else None
+    final = verdicts[-1] if trials else None
+    last = trials[-1] if trials else {}
+    errored = bool(last.get("error")) and not in_progress
+    return {
+        "id": task_id,
+        "trials": [int(r["trial"]) for r in trials],
+        "verdicts": verdicts,
+        "self": selfs,
+        "final": None if in_progress else final,
+        "errored": errored,
+        "fixed": not in_progress and first is False and final is True,
+        "broken": not in_progress and first is True and final is False,
+        "self_fp": any(s is True and v is False for s, v in zip(selfs, verdicts, strict=True)),
+        "reflections": sum(1 for r in trials if r.get("reflection")),
+        "in_progress": in_progress,
+    }
+
+
+def _diff(prev: str | None, cur: str | None) -> list[list[str]] | None:
+    """Line diff of two candidates as [op, line] rows (op: ' ', '-', '+'), from difflib."""
+    if prev is None or cur is None:
+        return None
+    a, b = prev.splitlines(), cur.splitlines()
+    rows: list[list[str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            rows += [[" ", line] for line in a[i1:i2]]
+        else:
+            rows += [["-", line] for line in a[i1:i2]]
+            rows += [["+", line] for line in b[j1:j2]]
+    return rows
+
+
+_STEP = re.compile(r"^(Thought|Action|Observation)(?: \d+)?:\s?(.*)$")
+
+
+def transcript(rec: dict[str, Any]) -> list[dict[str, str]] | None:
+    """An ALFWorld or HotpotQA trajectory as [{kind, text}] (kinds: task, think, act,
+    obs), for reading as a transcript; None for other benchmarks (code shows diffs)."""
+    bench = str(rec.get("benchmark") or "")
+    text = rec.get("trajectory") or ""
+    extra = rec.get("extra") or {}
+    if bench == "alfworld":
+        alf = extra.get("alfworld") if isinstance(extra, dict) else None
+        steps = alf.get("steps") if isinstance(alf, dict) else None
+        if isinstance(alf, dict) and isinstance(steps, list) and steps:
+            out = [{"kind": "task", "text": str(alf.get("goal") or "")}]
+            for step in steps:
+                action, obs = str(step[0]), str(step[1]) if len(step) > 1 else ""
+                kind = "think" if action.startswith("think:") else "act"
+                out.append({"kind": kind, "text": action})
+                out.append({"kind": "obs", "text": obs})
+            return out
+        if not text:
+            return None
+        out = []
+        for line in text.splitlines():
+            if line.startswith("> "):
+                kind = "think" if line[2:].startswith("think:") else "act"
+                out.append({"kind": kind, "text": line[2:]})
+            elif out and out[-1]["kind"] == "obs":
+                out[-1]["text"] += "\n" + line
+            else:
+                out.append({"kind": "obs" if out else "task", "text": line})
+        return out
+    if bench.startswith("hotpot"):
+        full = extra.get("full_trajectory") if isinstance(extra, dict) else None
+        text = full or text
+        if not text:
+            return None
+        out = []
+        kinds = {"Thought": "think", "Action": "act", "Observation": "obs"}
+        for line in str(text).splitlines():
+            m = _STEP.match(line)
+            if m:
+                out.append({"kind": kinds[m.group(1)], "text": m.group(2)})
+            elif out:
+                out[-1]["text"] += "\n" + line
+            else:
+                out.append({"kind": "task", "text": line})
+        return out
+    return None
+
+
+def _self_test_view(st: Any) -> dict[str, Any] | None:
+    if not isinstance(st, dict):
+        return None
+    details = st.get("details") or {}
+    results = details.get("results") if isinstance(details, dict) else None
+    generated = details.get("generated") if isinstance(details, dict) else None
+    return {
+        "passed": st.get("passed"),
+        "text": st.get("text") or "",
+        "results": [
+            {"test": r.get("test"), "status": r.get("status"), "output": r.get("output")}
+            for r in results or []
+            if isinstance(r, dict)
+        ],
+        "n_tests": details.get("n_tests") if isinstance(details, dict) else None,
+        "generated": (generated or {}).get("raw") if isinstance(generated, dict) else None,
+    }
+
+
+_CALL_KEYS = (
+    "role",
+    "model",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_s",
+    "cost_usd",
+    "cached",
+    "retries",
+    "error",
+    "finish_reason",
+)
+
+
+def trial_view(rec: dict[str, Any], prev: dict[str, Any] | None) -> dict[str, Any]:
+    """Everything the task page shows of one trial."""
+    hidden_raw = rec.get("hidden")
+    hidden: dict[str, Any] | None = hidden_raw if isinstance(hidden_raw, dict) else None
+    extra_raw = rec.get("extra")
+    extra: dict[str, Any] = extra_raw if isinstance(extra_raw, dict) else {}
+    calls = rec.get("model_calls")
+    return {
+        "trial": int(rec["trial"]),
+        "final": bool(rec.get("final")),
+        "attempt_id": rec.get("attempt_id"),
+        "candidate": rec.get("candidate"),
+        "diff": None if prev is None else _diff(prev.get("candidate"), rec.get("candidate")),
+        "self_test": _self_test_view(rec.get("self_test")),
+        "reflection": rec.get("reflection"),
+        "memory_shown": rec.get("memory_shown"),
+        "hidden": None
+        if hidden is None
+        else {
+            "passed": hidden_verdict(rec),
+            "status": hidden.get("status"),
+            "detail": hidden.get("detail") or "",
+        },
+        "verdict": hidden_verdict(rec),
+        "logged_verdict": extra.get("logged_hidden_passed"),
+        "calls": None
+        if calls is None
+        else [{k: c.get(k) for k in _CALL_KEYS} for c in calls if isinstance(c, dict)],
+        "wall_time_s": rec.get("wall_time_s"),
+        "error": rec.get("error"),
+        "stopped": extra.get("stopped"),
+        "missing": extra.get("missing") or [],
+        "transcript": transcript(rec),
+        "trajectory": None if transcript(rec) is not None else rec.get("trajectory"),
+    }
+
+
+def task_view(
+    task_id: str, trials: Sequence[dict[str, Any]], *, in_progress: bool
+) -> dict[str, Any]:
+    ordered = sorted(trials, key=lambda r: int(r["trial"]))
+    views = [trial_view(rec, ordered[i - 1] if i else None) for i, rec in enumerate(ordered)]
+    return {
+        "id": task_id,
+        "benchmark": ordered[0].get("benchmark") if ordered else None,
+        "in_progress": in_progress,
+        "row": task_row(task_id, ordered, in_progress=in_progress),
+        "trials": views,
+    }
+
+
+def _search_text(trials: Iterable[dict[str, Any]]) -> str:
+    parts: list[str] = []
+    for r in trials:
+        for key in ("candidate", "reflection", "trajectory", "error"):
+            if r.get(key):
+                parts.append(str(r[key]))
+        for key in ("self_test", "hidden"):
+            part = r.get(key)
+            if isinstance(part, dict):
+                parts.append(str(part.get("text") or part.get("detail") or ""))
+    return "\n".join(parts).lower()
+
+
+@dataclass
+class RunView:
+    """One run folder, loaded from its log."""
+
+    path: Path
+    name: str
+    records: list[dict[str, Any]]
+    """Effective trial records (what every metric counts)."""
+    running: dict[str, list[dict[str, Any]]]
+    """Tasks without a finished attempt: the newest attempt's trials so far."""
+    summary: dict[str, Any]
+    intervals: dict[str, Any]
+    meta: dict[str, Any] = field(default_factory=dict)
+    _by_task: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    _search: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for r in self.records:
+            self._by_task.setdefault(str(r["task_id"]), []).append(r)
+
+    @property
+    def task_ids(self) -> list[str]:
+        return [*self._by_task, *(t for t in self.running if t not in self._by_task)]
+
+    def trials_of(self, task_id: str) -> tuple[list[dict[str, Any]], bool] | None:
+        if task_id in self._by_task:
+            return self._by_task[task_id], False
+        if task_id in self.running:
+            return self.running[task_id], True
+        return None
+
+    def task(self, task_id: str) -> dict[str, Any] | None:
+        found = self.trials_of(task_id)
+        if found is None:
+            return None
+        trials, running = found
+        return task_view(task_id, trials, in_progress=running)
+
+    def search(self, query: str) -> list[str]:
+        """Task ids whose id or text (candidates, reflections, feedback, verdict details,
+        trajectories) contains ``query``, case-insensitively."""
+        q = query.lower().strip()
+        if not q:
+            return self.task_ids
+        out = []
+        for tid in self.task_ids:
+            if q in tid.lower():
+                out.append(tid)
+                continue
+            if tid not in self._search:
+                found = self.trials_of(tid)
+                self._search[tid] = _search_text(found[0] if found else [])
+            if q in self._search[tid]:
+                out.append(tid)
+        return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        out = [task_row(t, trs, in_progress=False) for t, trs in self._by_task.items()]
+        out += [
+            task_row(t, trs, in_progress=True)
+            for t, trs in self.running.items()
+            if t not in self._by_task
+        ]
+        return out
+
+    def overview(self) -> dict[str, Any]:
+        """One row of the sweep page."""
+        s = self.summary
+        iv = self.intervals
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "benchmark": s.get("benchmark"),
+            "strategy": s.get("strategy"),
+            "model": s.get("model"),
+            "n_tasks": s.get("n_tasks", 0),
+            "running": len([t for t in self.running if t not in self._by_task]),
+            "final": iv.get("final"),
+            "first_try": iv.get("first_try"),
+            "final_finished": iv.get("final_finished"),
+            "fixes": s.get("fixes"),
+            "breaks": s.get("breaks"),
+            "first_to_final": s.get("first_to_final"),
+            "errored_tasks": s.get("errored_tasks"),
+            "totals": s.get("totals"),
+            "per_task_mean": s.get("per_task_mean"),
+            "answer_key": label_text(s["answer_key"]) if s.get("answer_key") else None,
+            "imported": bool(self.meta.get("import")),
+        }
+
+    def page(self) -> dict[str, Any]:
+        """The run page's data: summary, curve with intervals, and the task table (no
+        trial contents: a task's trials are loaded when it is opened)."""
+        return {
+            **self.overview(),
+            "summary": self.summary,
+            "success_at_trial": self.intervals.get("success_at_trial"),
+            "solved_by_trial": self.intervals.get("solved_by_trial"),
+            "import": self.meta.get("import"),
+            "tasks": self.rows(),
+        }
+
+
+def _running_tasks(raw: list[dict[str, Any]], done: set[str]) -> dict[str, list[dict[str, Any]]]:
+    """Per unfinished task, the trials of its newest attempt (a live run's progress)."""
+    newest: dict[str, str] = {}
+    trials: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in raw:
+        if r.get("type", "trial") != "trial":
+            continue
+        tid = str(r["task_id"])
+        if tid in done:
+            continue
+        key = (tid, str(r.get("attempt_id", "")))
+        newest[tid] = key[1]
+        trials.setdefault(key, []).append(r)
+    return {
+        tid: sorted(trials[(tid, att)], key=lambda r: int(r["trial"]))
+        for tid, att in newest.items()
+    }
+
+
+def load_run_view(
+    path: Path, name: str, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> RunView:
+    """Load a run folder: its effective records, summary and intervals as the report
+    computes them, and the trials of tasks still running."""
+    from reflexion_bench.analysis.alfworld import summary_section
+    from reflexion_bench.analysis.answer_key import run_answer_key
+    from reflexion_bench.analysis.metrics import summarize
+    from reflexion_bench.analysis.runs import Group, Run
+    from reflexion_bench.analysis.tables import _group_data
+
+    raw = list(iter_records(path / LOG_NAME))
+    records = effective_records(raw)
+    # As report.load_summary, from the records already read (one pass over the log).
+    summary = summarize(records)
+    summary["answer_key"] = run_answer_key(records, [path])
+    section = summary_section(records)
+    if section is not None:
+        summary["alfworld"] = section
+    intervals: dict[str, Any] = {}
+    if records:
+        run = Run(path=path, records=records, summary=summary)
+        bench, strategy, model = run.key
+        group = Group(bench, strategy, model, runs=[run], label=name, records=records)
+        group.summary = summary
+        data = _group_data(group, n_resamples=n_resamples, seed=seed)
+        intervals = {
+            k: data.get(k)
+            for k in ("first_try", "final", "final_finished", "success_at_trial", "solved_by_trial")
+        }
+    meta: dict[str, Any] = {}
+    manifest = path / "import.json"
+    if manifest.is_file():
+        try:
+            meta["import"] = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            meta["import"] = {"error": f"unreadable import.json: {exc}"}
+    done = {str(r["task_id"]) for r in records}
+    return RunView(
+        path=path,
+        name=name,
+        records=records,
+        running=_running_tasks(raw, done),
+        summary=summary,
+        intervals=clean_json(intervals),
+        meta=meta,
+    )
+
+
+# --------------------------------------------------------------------------- two runs
+
+
+def compare(
+    a: RunView, b: RunView, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+) -> dict[str, Any]:
+    """Two runs task by task: the report's paired comparison (final verdicts on the
+    tasks both runs finished with a known verdict: exact McNemar, paired bootstrap
+    difference) and the tasks where the two differ."""
+    from reflexion_bench.analysis.runs import Group, Run
+    from reflexion_bench.analysis.stats import mcnemar_exact, paired_bootstrap_diff
+    from reflexion_bench.analysis.tables import _task_verdicts
+
+    def verdicts(v: RunView) -> dict[str, tuple[bool | None, bool | None, str | None]]:
+        run = Run(path=v.path, records=v.records, summary=v.summary)
+        return _task_verdicts(Group(*run.key, runs=[run], records=v.records))
+
+    va, vb = verdicts(a), verdicts(b)
+    common = [t for t in va if t in vb and va[t][1] is not None and vb[t][1] is not None]
+    out: dict[str, Any] = {
+        "a": a.overview(),
+        "b": b.overview(),
+        "n_common": len(common),
+        "only_in_a": [t for t in va if t not in vb],
+        "only_in_b": [t for t in vb if t not in va],
+        "unknown": [t for t in va if t in vb and t not in common],
+        "differ": [
+            {"id": t, "a": va[t][1], "b": vb[t][1], "a_first": va[t][0], "b_first": vb[t][0]}
+            for t in common
+            if va[t][1] != vb[t][1]
+        ],
+        "mcnemar": None,
+        "diff": None,
+    }
+    if common:
+        xa = [bool(va[t][1]) for t in common]
+        xb = [bool(vb[t][1]) for t in common]
+        out["final_a"] = sum(xa) / len(xa)
+        out["final_b"] = sum(xb) / len(xb)
+        out["mcnemar"] = mcnemar_exact(xa, xb).to_dict()
+        out["diff"] = paired_bootstrap_diff(xa, xb, n_resamples=n_resamples, seed=seed).to_dict()
+    cleaned: dict[str, Any] = clean_json(out)
+    return cleaned
+
+
+# --------------------------------------------------------------------------- many runs
+
+
+def _log_stamp(path: Path) -> tuple[int, int]:
+    st = (path / LOG_NAME).stat()
+    return st.st_mtime_ns, st.st_size
+
+
+class Catalog:
+    """The run folders being viewed; a run is (re)loaded when its log changed."""
+
+    def __init__(
+        self, paths: Sequence[str | Path], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
+    ) -> None:
+        from reflexion_bench.analysis.runs import find_run_dirs
+
+        self.dirs = find_run_dirs(paths)
+        self.n_resamples = n_resamples
+        self.seed = seed
+        self.names = _names(self.dirs)
+        self._cache: dict[int, tuple[tuple[int, int], RunView]] = {}
+        self._compare: dict[tuple[int, int, tuple[int, int], tuple[int, int]], dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.dirs)
+
+    def run(self, i: int) -> RunView:
+        if not 0 <= i < len(self.dirs):
+            raise KeyError(f"no run {i} (0..{len(self.dirs) - 1})")
+        stamp = _log_stamp(self.dirs[i])
+        with self._lock:
+            hit = self._cache.get(i)
+            if hit is not None and hit[0] == stamp:
+                return hit[1]
+        view = load_run_view(
+            self.dirs[i], self.names[i], n_resamples=self.n_resamples, seed=self.seed
+        )
+        with self._lock:
+            self._cache[i] = (stamp, view)
+        return view
+
+    def index(self) -> dict[str, Any]:
+        return {"runs": [{"id": i, **self.run(i).overview()} for i in range(len(self.dirs))]}
+
+    def run_page(self, i: int) -> dict[str, Any]:
+        return {"id": i, **self.run(i).page()}
+
+    def compare(self, i: int, j: int) -> dict[str, Any]:
+        a, b = self.run(i), self.run(j)
+        key = (i, j, _log_stamp(a.path), _log_stamp(b.path))
+        with self._lock:
+            if key in self._compare:
+                return self._compare[key]
+        out = {"ids": [i, j], **compare(a, b, n_resamples=self.n_resamples, seed=self.seed)}
+        with self._lock:
+            self._compare[key] = out
+        return out
+
+
+def _names(dirs: Sequence[Path]) -> list[str]:
+    """Short distinct names: each folder's path below the folders' common parent."""
+    if not dirs:
+        return []
+    resolved = [d.resolve() for d in dirs]
+    if len(resolved) == 1:
+        return [resolved[0].name]
+    parts = [p.parts for p in resolved]
+    common = 0
+    while all(len(p) > common + 1 for p in parts) and len({p[common] for p in parts}) == 1:
+        common += 1
+    return ["/".join(p[common:]) for p in parts]

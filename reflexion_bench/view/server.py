@@ -1,0 +1,126 @@
+"""The viewer's local server: stdlib ``http.server``, bound to 127.0.0.1 only.
+
+Routes (GET only):
+  /                               the page (run list embedded; everything else fetched)
+  /api/index                      the runs (sweep page rows)
+  /api/run/<i>                    a run page: summary, curve, task table (no trial text)
+  /api/run/<i>/task?id=<task>     one task's trials, loaded when the task is opened
+  /api/run/<i>/search?q=<text>    task ids whose id or text contains <text>
+  /api/compare/<i>/<j>            two runs task by task, with the McNemar table
+
+Every request re-checks the run's log (size, mtime), so a refresh during a live run
+shows the trials written since. The server has no write route and serves no files.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from reflexion_bench.view.data import Catalog, dumps
+from reflexion_bench.view.page import served_page
+
+HOST = "127.0.0.1"
+log = logging.getLogger(__name__)
+
+_RUN = re.compile(r"^/api/run/(\d+)$")
+_TASK = re.compile(r"^/api/run/(\d+)/task$")
+_SEARCH = re.compile(r"^/api/run/(\d+)/search$")
+_COMPARE = re.compile(r"^/api/compare/(\d+)/(\d+)$")
+
+
+class _NotFound(Exception):
+    pass
+
+
+def _handler(catalog: Catalog) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "reflexion-bench-view"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("view: " + format, *args)
+
+        def _send(self, status: int, body: str, ctype: str) -> None:
+            data = body.encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _json(self, value: Any, status: int = HTTPStatus.OK) -> None:
+            self._send(status, dumps(value), "application/json; charset=utf-8")
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            query = parse_qs(url.query)
+            try:
+                if url.path in ("/", "/index.html"):
+                    self._send(HTTPStatus.OK, served_page(catalog), "text/html; charset=utf-8")
+                elif url.path == "/api/index":
+                    self._json(catalog.index())
+                elif m := _RUN.match(url.path):
+                    self._json(catalog.run_page(int(m.group(1))))
+                elif m := _TASK.match(url.path):
+                    task_id = (query.get("id") or [""])[0]
+                    task = catalog.run(int(m.group(1))).task(task_id)
+                    if task is None:
+                        raise _NotFound(f"no task {task_id!r} in run {m.group(1)}")
+                    self._json(task)
+                elif m := _SEARCH.match(url.path):
+                    q = (query.get("q") or [""])[0]
+                    self._json({"task_ids": catalog.run(int(m.group(1))).search(q)})
+                elif m := _COMPARE.match(url.path):
+                    self._json(catalog.compare(int(m.group(1)), int(m.group(2))))
+                else:
+                    raise _NotFound(f"no route {url.path}")
+            except (_NotFound, KeyError) as exc:
+                self._json({"error": str(exc).strip("'\"")}, HTTPStatus.NOT_FOUND)
+            except (OSError, ValueError) as exc:
+                # A run folder that vanished or a log being rewritten: say so, keep serving.
+                log.warning("view: %s: %s", url.path, exc)
+                self._json(
+                    {"error": f"{type(exc).__name__}: {exc}"}, HTTPStatus.INTERNAL_SERVER_ERROR
+                )
+
+    return Handler
+
+
+class ViewServer:
+    """The server on 127.0.0.1 (``port=0``: any free port), in a background thread or
+    in the foreground (:meth:`serve_forever`)."""
+
+    def __init__(self, catalog: Catalog, port: int = 0) -> None:
+        self.httpd = ThreadingHTTPServer((HOST, port), _handler(catalog))
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.httpd.server_address[1]}/"
+
+    def start(self) -> ViewServer:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self.httpd.serve_forever()
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self.httpd.shutdown()
+            self._thread.join(timeout=5)
+        self.httpd.server_close()
+
+    def __enter__(self) -> ViewServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
