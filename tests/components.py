@@ -36,6 +36,7 @@ COMPONENTS: dict[str, str] = {
     "rust": "Debian's Rust toolchain (apt-get install rustc cargo)",
     "bwrap": "bubblewrap, working (apt-get install bubblewrap)",
     "shared_data": "the shared benchmark data (../shared/data or $REFLEXION_BENCH_DATA)",
+    "chromium": "Debian's headless Chromium and the websockets package (apt-get install chromium)",
 }
 
 
@@ -99,6 +100,16 @@ def _shared_data() -> str | None:
     return None if path.is_dir() else f"no shared benchmark data at {path}"
 
 
+def _chromium() -> str | None:
+    from reflexion_bench.testing.chromium import find_chromium
+
+    if find_chromium() is None:
+        return "no chromium on PATH (apt-get install chromium)"
+    if importlib.util.find_spec("websockets") is None:
+        return "the websockets package is not installed (pip install -e '.[dev]')"
+    return None
+
+
 # Checked from the marker before setup. Docker is not here: its fixture (tests/sandbox)
 # starts an engine when it can, and calls missing("docker", ...) when it cannot.
 DETECTORS: dict[str, Callable[[], str | None]] = {
@@ -106,6 +117,7 @@ DETECTORS: dict[str, Callable[[], str | None]] = {
     "rust": _rust,
     "bwrap": _bwrap,
     "shared_data": _shared_data,
+    "chromium": _chromium,
 }
 _detected: dict[str, str | None] = {}
 

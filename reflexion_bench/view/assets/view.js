@@ -380,10 +380,19 @@
       parts.push(section("Memory shown to this trial", h("ol", { class: "memory" }, tr.memory_shown.map((m) => h("li", {}, m)))));
     }
     if (tr.calls) {
-      parts.push(section(`Model calls (${tr.calls.length})`, table(null, ["role", "tokens in/out", "latency", "cost", "cached"],
+      // One line per role first; the call-by-call table is folded (ALFWorld: ~50 calls).
+      const roles = {};
+      for (const c of tr.calls) {
+        const r = (roles[c.role] = roles[c.role] || { n: 0, tin: 0, tout: 0, lat: 0, cost: 0, cached: 0 });
+        r.n += 1; r.tin += c.prompt_tokens || 0; r.tout += c.completion_tokens || 0;
+        r.lat += c.latency_s || 0; r.cost += c.cost_usd || 0; r.cached += c.cached ? 1 : 0;
+      }
+      const byRole = h("ul", { class: "roles" }, Object.entries(roles).map(([role, r]) =>
+        h("li", {}, `${role}: ${r.n} call(s), ${num(r.tin)}/${num(r.tout)} tokens, ${num(r.lat, 2)} s, ${money(r.cost)}, ${r.cached} cached`)));
+      parts.push(section(`Model calls (${tr.calls.length})`, byRole, h("details", { open: tr.calls.length <= 8 }, h("summary", {}, "each call"), table(null, ["role", "tokens in/out", "latency", "cost", "cached"],
         tr.calls.map((c) => h("tr", { class: c.error ? "call error" : "call" }, h("td", {}, c.role, c.error ? ` (error: ${c.error})` : ""),
           h("td", { class: "n" }, `${num(c.prompt_tokens)}/${num(c.completion_tokens)}`), h("td", { class: "n" }, `${num(c.latency_s, 2)} s`),
-          h("td", { class: "n" }, money(c.cost_usd)), h("td", {}, c.cached ? "yes" : "no"))))));
+          h("td", { class: "n" }, money(c.cost_usd)), h("td", {}, c.cached ? "yes" : "no")))))));
     } else parts.push(section("Model calls", h("p", { class: "muted" }, "not in the log")));
     if (tr.trajectory && !tr.transcript && tr.trajectory !== tr.candidate) {
       parts.push(h("details", {}, h("summary", {}, "raw completion"), pre("", tr.trajectory)));
