@@ -24,6 +24,11 @@ Tables:
   and whether trial 1 is identical to the reference variant's (frozen protocol).
 - ``budget``: success at an equal budget (tokens, calls, dollars or wall time per
   task; see :mod:`reflexion_bench.analysis.budget`) and the spend per task.
+- ``self_test_trials``: the ``self_tests`` confusion split by trial index.
+- ``rewrites``: what became of correct programs the self-tests rejected (false
+  negatives): rewritten into a wrong one, into another right one, or submitted anyway;
+  fixes, breaks and tasks lost (see :mod:`reflexion_bench.analysis.feedback`).
+- ``elapsed``: each row's wall-clock span from its log and tasks solved per hour.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from reflexion_bench.analysis.budget import (
     success_at_budget,
     verdict_matrix,
 )
+from reflexion_bench.analysis.feedback import confusion_by_trial, elapsed_s, rewrites
 from reflexion_bench.analysis.metrics import hidden_verdict
 from reflexion_bench.analysis.paper import SOURCE, canonical_benchmark, published_for
 from reflexion_bench.analysis.runs import Group
@@ -56,7 +62,17 @@ from reflexion_bench.analysis.stats import (
     paired_bootstrap_diff,
 )
 
-TABLES = ("main", "curve", "paired", "self_tests", "controls", "budget")
+TABLES = (
+    "main",
+    "curve",
+    "paired",
+    "self_tests",
+    "controls",
+    "budget",
+    "self_test_trials",
+    "rewrites",
+    "elapsed",
+)
 TITLES = {
     "main": "Success (first try, final), fixes/breaks and cost",
     "curve": "Success of the submitted candidate after k trials",
@@ -64,6 +80,9 @@ TITLES = {
     "self_tests": "Self-test quality (self-test verdict vs hidden tests)",
     "controls": "Memory-content controls: what trials 2..K fixed and broke",
     "budget": "Success at an equal budget",
+    "self_test_trials": "Self-test quality by trial (self-test verdict vs hidden tests)",
+    "rewrites": "Correct programs the self-tests rejected: what the loop made of them",
+    "elapsed": "Wall-clock span and tasks solved per hour",
 }
 
 
@@ -167,6 +186,11 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
     failures = _failure_types(group)
     if failures:
         data["failure_types_by_trial"] = failures
+    data["self_test_by_trial"] = confusion_by_trial(group.records)
+    data["rewrites"] = rewrites(group.records)
+    # Pooled shards ran apart: their spans add up (None if any log lacks times).
+    spans = [elapsed_s(r.records) for r in group.runs]
+    data["elapsed_s"] = None if not spans or None in spans else sum(s for s in spans if s)
     bon = best_of_n_for_budget(group.records) if group.strategy.startswith("reflexion") else None
     if bon:
         data["best_of_n_equal_tokens"] = bon
@@ -495,6 +519,68 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
         )
     controls = pd.DataFrame(ctrl_rows)
     budget = pd.DataFrame(report["budget"])
+
+    trial_rows = []
+    rewrite_rows = []
+    elapsed_rows = []
+    for g in groups:
+        ident = {"benchmark": g["benchmark"], "strategy": g["label"], "model": g["model"]}
+        by_trial = g.get("self_test_by_trial") or []
+        if any(r["tp"] + r["fp"] + r["fn"] + r["tn"] for r in by_trial):
+            for r in by_trial:
+                own_pass, own_fail = r["tp"] + r["fp"], r["fn"] + r["tn"]
+                trial_rows.append(
+                    {
+                        **ident,
+                        "trial": r["trial"],
+                        "trials": r["trials"],
+                        "hidden_pass": r["hidden_pass"],
+                        "tp_rate": r["tp"] / own_pass if own_pass else None,
+                        "fn_rate": r["fn"] / own_fail if own_fail else None,
+                        "fp_rate": r["fp"] / own_pass if own_pass else None,
+                        "tn_rate": r["tn"] / own_fail if own_fail else None,
+                        "tp": r["tp"],
+                        "fn": r["fn"],
+                        "fp": r["fp"],
+                        "tn": r["tn"],
+                    }
+                )
+            rw = g.get("rewrites") or {}
+            rewrite_rows.append(
+                {
+                    **ident,
+                    "n": g["n_tasks"],
+                    "tests_per_task": rw.get("tests_per_task"),
+                    "fn": rw.get("fn"),
+                    "fn_to_wrong": rw.get("fn_to_wrong"),
+                    "fn_to_right": rw.get("fn_to_right"),
+                    "fn_submitted": rw.get("fn_submitted"),
+                    "fixes": rw.get("fixes"),
+                    "breaks": rw.get("breaks"),
+                    "breaks_other": rw.get("breaks_other"),
+                    "tasks_ever_right": rw.get("tasks_ever_right"),
+                    "tasks_lost": rw.get("tasks_lost"),
+                    "final": _est(g["final"]),
+                }
+            )
+        span = g.get("elapsed_s")
+        counts = g.get("success_counts_at_trial") or []
+        solved = None
+        final = _est(g["final"])
+        if final is not None:
+            solved = round(final * g["n_tasks"])
+        elapsed_rows.append(
+            {
+                **ident,
+                "n": g["n_tasks"],
+                "final": final,
+                "solved": solved,
+                "solved_at_trial_1": counts[0] if counts else None,
+                "elapsed_min": None if span is None else span / 60,
+                "min_per_task": None if not span or not g["n_tasks"] else span / 60 / g["n_tasks"],
+                "solved_per_hour": None if not span or solved is None else solved / (span / 3600),
+            }
+        )
     return {
         "main": main,
         "curve": curve,
@@ -502,6 +588,9 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
         "self_tests": self_tests,
         "controls": controls,
         "budget": budget,
+        "self_test_trials": pd.DataFrame(trial_rows),
+        "rewrites": pd.DataFrame(rewrite_rows),
+        "elapsed": pd.DataFrame(elapsed_rows),
     }
 
 
@@ -560,6 +649,18 @@ _HEADERS = {
     "dollars_per_task": "$/task",
     "wall_per_task": "wall s/task",
     "trial_1_common": "common tasks",
+    "hidden_pass": "hidden pass",
+    "tests_per_task": "self-tests/task",
+    "fn_to_wrong": "FN -> wrong next",
+    "fn_to_right": "FN -> right next",
+    "fn_submitted": "FN submitted",
+    "breaks_other": "breaks not after FN",
+    "tasks_ever_right": "tasks ever right",
+    "tasks_lost": "tasks lost",
+    "solved_at_trial_1": "solved at trial 1",
+    "elapsed_min": "elapsed min",
+    "min_per_task": "min/task",
+    "solved_per_hour": "solved/hour",
 }
 
 
