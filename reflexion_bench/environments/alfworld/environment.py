@@ -68,6 +68,9 @@ class AlfWorldEnvironment:
     name = "alfworld"
     #: No generated code runs: the runner builds no sandbox for this benchmark.
     needs_sandbox = False
+    #: What `max_concurrent_tasks: auto` reads (runner/auto.py): with the embedded model
+    #: one game at a time lets its server reuse the long prompt prefix step after step.
+    one_task_at_a_time = "one game at a time reuses the model's prompt prefix between steps"
 
     def __init__(
         self,

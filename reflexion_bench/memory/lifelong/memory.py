@@ -132,6 +132,9 @@ class LifelongMemory:
         lesson_chars: Longest lesson shown to the actor (see :func:`lesson_text`).
     """
 
+    #: What `max_concurrent_tasks: auto` reads (runner/auto.py).
+    one_task_at_a_time = "the task stream's order must be fixed (lessons flow forward)"
+
     def __init__(
         self,
         store: str | Path,
