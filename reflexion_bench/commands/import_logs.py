@@ -1,18 +1,24 @@
 """``reflexion-bench import-reflexion-logs``: the paper's own run outputs -> a run folder.
 
-    reflexion-bench import-reflexion-logs --kind programming SRC.jsonl --out RUN_DIR
-        [--benchmark humaneval] [--strategy reflexion] [--model gpt-4]
-        [--rescore-benchmark jsonl|humaneval|mbpp|...] [--no-rescore] [--jobs N]
-    reflexion-bench import-reflexion-logs --kind alfworld SRC_DIR --out RUN_DIR
-        [--strategy reflexion] [--model text-davinci-003]
+    reflexion-bench import-reflexion-logs SRC --out RUN_DIR
+        [--kind programming|hotpotqa|alfworld] [--benchmark B] [--strategy S] [--model M]
+        [--no-rescore] [--repair-rust-braces] [--data DIR] [--jobs N] [--sandbox local]
+        [--rescore-benchmark NAME [--problems FILE]] [--limit N] [--force]
 
-Then ``reflexion-bench report RUN_DIR [...]`` shows the published run beside new ones.
-Programming logs are re-scored with the hidden tests: by default with the problems
-the log itself carries (its ``prompt``/``entry_point``/``test`` fields, read by the
-HumanEval-schema loader), or with ``--rescore-benchmark NAME [--data FILE]`` (any
-``evaluate`` benchmark); the logged verdict is kept beside the re-scored one. What the logs do
-not hold (tokens, prompts, earlier candidates...) is marked missing, never invented:
-see ``import.json`` in the run folder.
+SRC is any log of the original repository (noahshinn/reflexion): a programming
+``.jsonl`` (HumanEval/MBPP/LeetcodeHard, Python or Rust, any strategy), a HotpotQA
+``.txt`` (CoT with or without context, ReAct; every strategy) or an ALFWorld run folder
+of ``env_results_trial_<i>.json``. Kind, benchmark, language, strategy, model and the
+iteration bound are read from the file, its name and its folder; the flags override.
+
+Programming logs are re-scored with the hidden tests, faithfully: the program is
+assembled as the original harness assembled it (a function body goes under the
+prompt; a Rust solution is compiled as logged) and nothing else is changed. Appending
+a closing brace the original did not is opt-in (``--repair-rust-braces``) and counted
+in ``import.json``. HumanEval/MBPP logs are scored against the problems they carry;
+LeetcodeHard against the offline hidden tests in ``--data`` (default: the project's
+data folder). The logged verdict stays beside the re-scored one. Then
+``reflexion-bench report RUN_DIR [--paper]`` shows the published run beside new ones.
 """
 
 from __future__ import annotations
@@ -27,22 +33,39 @@ def _parser() -> argparse.ArgumentParser:
         prog="reflexion-bench import-reflexion-logs",
         description="Import the original Reflexion repository's run logs into a run folder.",
     )
-    p.add_argument("--kind", required=True, choices=("programming", "alfworld"))
     p.add_argument(
-        "src", type=Path, help="programming: a .jsonl log; alfworld: the folder of trial files"
+        "src",
+        type=Path,
+        help="a programming .jsonl, a HotpotQA .txt log, or an ALFWorld folder of trial files",
     )
     p.add_argument("--out", required=True, type=Path, help="run folder to create")
-    p.add_argument("--benchmark", help="benchmark name in reports (default: from the file name)")
-    p.add_argument("--strategy", help="strategy name (default: from the file/folder name)")
-    p.add_argument("--model", default="unknown", help="model name (the logs do not record it)")
+    p.add_argument(
+        "--kind",
+        choices=("programming", "hotpotqa", "alfworld"),
+        help="what SRC is (default: from SRC: .jsonl, .txt, folder)",
+    )
+    p.add_argument("--benchmark", help="benchmark name in reports (default: detected)")
+    p.add_argument("--strategy", help="strategy name (default: detected from the file/folder)")
+    p.add_argument("--model", help="model name (default: from the file name, else unknown)")
+    p.add_argument("--no-rescore", action="store_true", help="keep only the logged verdicts")
+    p.add_argument(
+        "--repair-rust-braces",
+        action="store_true",
+        help="append the closing braces a Rust solution lacks before scoring (a repair the "
+        "original harness did not make; counted in import.json)",
+    )
+    p.add_argument(
+        "--data",
+        type=Path,
+        help="benchmark data folder (LeetcodeHard hidden tests; default: REFLEXION_BENCH_DATA "
+        "or ../shared/data)",
+    )
     p.add_argument(
         "--rescore-benchmark",
         default=None,
-        help="evaluate benchmark used to re-score (default: the log's own problems through "
-        "the HumanEval-schema loader; Rust logs need a Rust benchmark config)",
+        help="score with this evaluate benchmark instead of the detected one",
     )
-    p.add_argument("--data", help="problem file for --rescore-benchmark (default: SRC itself)")
-    p.add_argument("--no-rescore", action="store_true", help="keep only the logged verdicts")
+    p.add_argument("--problems", help="problem file for --rescore-benchmark (sets env.path)")
     p.add_argument("--jobs", type=int, default=2, help="programs scored at once")
     p.add_argument("--sandbox", default="local", help="sandbox config for re-scoring")
     p.add_argument("--limit", type=int, help="import only the first N problems")
@@ -51,47 +74,32 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from reflexion_bench.analysis.imports import (
-        ImportError_,
-        evaluate_rescorer,
-        guess_benchmark,
-        import_alfworld,
-        import_programming,
-    )
+    from reflexion_bench.analysis.imports import ImportError_, evaluate_rescorer, import_log
     from reflexion_bench.analysis.report import format_table, write_run_outputs
 
     args = _parser().parse_args(argv)
     try:
-        if args.kind == "alfworld":
-            manifest = import_alfworld(
-                args.src, args.out, strategy=args.strategy, model=args.model, force=args.force
+        rescorer = None
+        if args.rescore_benchmark and not args.no_rescore:
+            rescorer = evaluate_rescorer(
+                args.rescore_benchmark, args.problems, jobs=args.jobs, sandbox=args.sandbox
             )
-        else:
-            rescorer = None
-            if not args.no_rescore:
-                target = args.rescore_benchmark
-                if target is None:
-                    bench = args.benchmark or guess_benchmark(args.src.name) or ""
-                    if bench.endswith("_rs"):
-                        raise ImportError_(
-                            f"{args.src.name} looks like a Rust log: pass --rescore-benchmark "
-                            "with a Rust benchmark config (and --data), or --no-rescore"
-                        )
-                    # The humaneval environment reads any HumanEval-schema file, and the
-                    # log carries its own problems: score against exactly those.
-                    target = "humaneval"
-                data = args.data or (str(args.src) if args.rescore_benchmark is None else None)
-                rescorer = evaluate_rescorer(target, data, jobs=args.jobs, sandbox=args.sandbox)
-            manifest = import_programming(
-                args.src,
-                args.out,
-                benchmark=args.benchmark,
-                strategy=args.strategy,
-                model=args.model,
-                rescorer=rescorer,
-                limit=args.limit,
-                force=args.force,
-            )
+        manifest = import_log(
+            args.src,
+            args.out,
+            kind=args.kind,
+            benchmark=args.benchmark,
+            strategy=args.strategy,
+            model=args.model,
+            rescore=not args.no_rescore,
+            rescorer=rescorer,
+            data_dir=args.data,
+            jobs=args.jobs,
+            sandbox=args.sandbox,
+            repair_rust_braces=args.repair_rust_braces,
+            limit=args.limit,
+            force=args.force,
+        )
     except (ImportError_, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -100,7 +108,12 @@ def main(argv: list[str]) -> int:
         return 2
     summary = write_run_outputs(args.out)
     print(format_table(summary))
+    rescored = manifest.get("rescored_passed")
     print(
-        f"imported {manifest['tasks']} tasks ({manifest['trial_records']} trial records) into {args.out}"
+        f"imported {manifest['tasks']} tasks ({manifest['trial_records']} trial records) of "
+        f"{manifest['benchmark']} / {manifest['strategy']} / {manifest['model']} into {args.out}: "
+        f"logged {manifest['logged_passed']}"
+        + (f", re-scored {rescored}" if rescored is not None else "")
+        + (f" ({manifest['rescore_note']})" if manifest.get("rescore_note") else "")
     )
     return 0

@@ -164,7 +164,7 @@ def test_import_errors_name_what_to_fix(tmp_path: Path, capsys: pytest.CaptureFi
         )
         == 2
     )
-    assert "task_id and solution" in capsys.readouterr().err
+    assert "task_id (or name) and solution" in capsys.readouterr().err
     assert (
         import_logs.main(["--kind", "alfworld", str(tmp_path), "--out", str(tmp_path / "o2")]) == 2
     )
