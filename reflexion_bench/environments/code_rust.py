@@ -185,6 +185,9 @@ class RustLanguage(CodeLanguage):
         compile_memory_mb: Address-space limit of rustc (it needs ~0.5-1 GiB).
         run_memory_mb: Address-space limit of the compiled program.
         stack_mb: Stack of the thread that serves calls in Python-judged hidden tests.
+        close_braces: Append the closing braces a whole-function solution lacks (a
+            repair, on for live runs). Importing the paper's logs turns it off: its
+            harness compiled the text as logged, so an unclosed function failed there.
     """
 
     name = "rust"
@@ -200,8 +203,10 @@ class RustLanguage(CodeLanguage):
         compile_memory_mb: int = 2048,
         run_memory_mb: int = 1024,
         stack_mb: int = 512,
+        close_braces: bool = True,
     ) -> None:
         self.rustc = rustc
+        self.close_braces = close_braces
         self.edition = str(edition)
         self.opt_level = opt_level
         self.compile_timeout_s = compile_timeout_s
@@ -265,7 +270,7 @@ class RustLanguage(CodeLanguage):
             else:
                 notes.append(f"reply does not define `{entry_point}`")
         missing = brace_balance(code)
-        if missing > 0:
+        if missing > 0 and self.close_braces:
             code = code.rstrip() + "\n" + "}\n" * missing
             notes.append(f"closed {missing} unbalanced brace(s)")
         uses = self._with_uses(code.rstrip() + "\n", prompt)
@@ -339,7 +344,7 @@ class RustLanguage(CodeLanguage):
         # A MultiPL-E completion stops before the body's closing brace ("\n}" is its
         # stop token); close what is open so prompt + completion compiles.
         missing = brace_balance(program)
-        if missing > 0:
+        if missing > 0 and self.close_braces:
             program = program.rstrip() + "\n" + "}\n" * missing
         return {
             "mode": mode,
