@@ -20,3 +20,13 @@ class TaskStopped(RuntimeError):
     The loop records it in the trial's ``extra.stopped`` and ends the task; unlike an
     error, it does not count toward ``fail_on_error``.
     """
+
+
+class StrategyStopped(TaskStopped):
+    """A strategy decided the task is done (e.g. Self-Refine's critic found nothing to
+    fix, LATS's oracle saw the hidden tests pass). ``reason`` becomes the last trial's
+    ``extra.stop_reason``."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reflexion_bench.core.budget import TaskBudget
 from reflexion_bench.core.types import (
     Feedback,
     GenerateConfig,
@@ -41,6 +42,8 @@ class Services:
     models: dict[str, ModelClient] = field(default_factory=dict)
     generate_config: GenerateConfig = field(default_factory=GenerateConfig)
     seed: int = 0
+    #: Per-task limits (``budget.*``); the default has none.
+    budget: TaskBudget = field(default_factory=TaskBudget)
 
     def model_for(self, role: str) -> ModelClient:
         return self.models.get(role, self.model)

@@ -78,6 +78,8 @@ _HEADINGS = {
     "wrong_reflection": "Reflection",
     "irrelevant_text": "Reflection",
     "lesson": "Lesson from a similar past task",
+    "critique": "Review of the previous implementation",
+    "trace_debug": "Debugging the failing test with its runtime values",
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from reflexion_bench.actors.base import Actor
 from reflexion_bench.core.answer_key import take_answer_key_uses
+from reflexion_bench.core.budget import spend_of, task_spend
 from reflexion_bench.core.errors import TaskStopped
 from reflexion_bench.core.state import TaskState, TrialRecord
 from reflexion_bench.core.types import Attempt, Feedback, Score
@@ -52,7 +53,11 @@ async def run_trial(state: TaskState, roles: Roles) -> tuple[TrialRecord, bool]:
     rec.extra["memory_kinds"] = [e.kind for e in state.memory.render()]
     started = time.perf_counter()
     done = k >= state.max_trials
+    stop_reason = "max_trials" if done else None
     try:
+        # The strategy's per-trial settings (sampling temperature, which model acts,
+        # which tree node is expanded) before the actor runs.
+        await strategy.begin_trial(state)
         attempt: Attempt = await roles.actor.act(state)
         rec.candidate = attempt.candidate
         rec.trajectory = attempt.trajectory
@@ -78,6 +83,13 @@ async def run_trial(state: TaskState, roles: Roles) -> tuple[TrialRecord, bool]:
 
         if feedback.passed and strategy.stop_on_pass:
             done = True
+            stop_reason = "self_test_pass"
+        if not done:
+            # The budget rule (core/budget.py): more work starts only under the budget.
+            over = state.services.budget.exceeded(task_spend(state))
+            if over is not None:
+                done = True
+                stop_reason = over
         if not done:
             reflection, entries = await strategy.after_failure(
                 state, attempt, feedback, roles.reflector
@@ -91,12 +103,15 @@ async def run_trial(state: TaskState, roles: Roles) -> tuple[TrialRecord, bool]:
         rec.error = _error_text(exc)
         state.scratch["budget_exceeded"] = str(exc)
         done = True
+        stop_reason = "run_budget"
     except TaskStopped as exc:
         rec.extra["stopped"] = f"{type(exc).__name__}: {exc}"
         done = True
+        stop_reason = str(getattr(exc, "reason", "") or "stopped")
     except Exception as exc:
         rec.error = _error_text(exc)
         done = True
+        stop_reason = "error"
     finally:
         rec.model_calls = list(state.pending_calls)
         state.pending_calls.clear()
@@ -104,6 +119,13 @@ async def run_trial(state: TaskState, roles: Roles) -> tuple[TrialRecord, bool]:
         rec.extra.update(state.scratch.pop(TRIAL_EXTRA_KEY, None) or {})
         rec.answer_key_uses = take_answer_key_uses(state)
         rec.wall_time_s = time.perf_counter() - started
+        if done:
+            # Why the task stopped, on its last trial (reports group tasks by it).
+            rec.extra["stop_reason"] = stop_reason or "stopped"
+            if state.services.budget.active:
+                calls = [c for t in state.trials for c in t.model_calls] + rec.model_calls
+                rec.extra["budget_spent"] = spend_of(calls)
+                rec.extra["budget"] = state.services.budget.as_dict()
     state.trials.append(rec)
     return rec, done
 

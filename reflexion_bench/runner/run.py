@@ -25,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from reflexion_bench.config import build, redact_text, save_config
 from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.budget import TaskBudget
 from reflexion_bench.core.state import Services, TaskState, TrialRecord
 from reflexion_bench.core.types import GenerateConfig, Task, to_jsonable
 from reflexion_bench.memory.base import Memory, TaskAwareMemory
@@ -327,6 +328,7 @@ def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
             models=models,
             generate_config=generate_config,
             seed=int(cfg.get("seed", 0)),
+            budget=TaskBudget.from_config(cfg.get("budget")),
         ),
         memory_factory=mem_factory,
         memory_window=window,

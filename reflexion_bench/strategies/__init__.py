@@ -19,12 +19,16 @@ from reflexion_bench.strategies.controls import (
     WrongReflectionStrategy,
     seeded_derangement,
 )
+from reflexion_bench.strategies.escalate import RetryEscalateStrategy
 from reflexion_bench.strategies.filler import count_tokens, irrelevant_text
 from reflexion_bench.strategies.frozen import (
     FrozenFirstAttemptActor,
     FrozenFirstAttemptError,
     FrozenFirstFeedbackEvaluator,
 )
+from reflexion_bench.strategies.ldb import LdbStrategy
+from reflexion_bench.strategies.refine import SelfRefineStrategy
+from reflexion_bench.strategies.search import LatsStrategy
 
 __all__ = [
     "MEMORY_CONTENTS",
@@ -34,7 +38,11 @@ __all__ = [
     "FrozenFirstAttemptError",
     "FrozenFirstFeedbackEvaluator",
     "IrrelevantTextStrategy",
+    "LatsStrategy",
+    "LdbStrategy",
+    "RetryEscalateStrategy",
     "SampledClient",
+    "SelfRefineStrategy",
     "Strategy",
     "WrongReflectionStrategy",
     "count_tokens",

@@ -7,6 +7,7 @@ paper's variants and the controls it lacked differ only where they really differ
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Feedback
 from reflexion_bench.memory.base import MemoryEntry
+from reflexion_bench.models.base import ModelClient
 from reflexion_bench.reflectors.base import Reflector
 
 #: Key of ``TaskState.scratch`` under which a strategy leaves values for the current
@@ -42,6 +44,11 @@ class Strategy:
         memory_content: What a failed trial leaves in memory; one of ``MEMORY_CONTENTS``.
         stop_on_pass: Stop a task as soon as the in-loop evaluator passes.
         memory_window: Ω, entries kept; ``None`` means the environment's default.
+        retry_temperature: Sampling temperature of the actor on trials 2..K (each trial
+            its own ``sample_index``); ``None`` keeps the run's ``generate.temperature``
+            for every trial. At temperature 0 a retry with no memory repeats trial 1
+            (and is a cache hit), so an equal-budget comparison states it: trial 1 stays
+            greedy (shared by every strategy), every retry samples.
     """
 
     name: str = "reflexion"
@@ -50,8 +57,15 @@ class Strategy:
     memory_content: str = "reflection"
     stop_on_pass: bool = True
     memory_window: int | None = None
+    retry_temperature: float | None = None
 
     def __post_init__(self) -> None:
+        if self.retry_temperature is not None and not (
+            isinstance(self.retry_temperature, int | float) and self.retry_temperature >= 0
+        ):
+            raise ConfigError(
+                "strategy.retry_temperature", self.retry_temperature, "null or a number >= 0"
+            )
         if self.memory_content not in MEMORY_CONTENTS:
             raise ConfigError("strategy.memory_content", self.memory_content, MEMORY_CONTENTS)
         if self.max_trials < 1:
@@ -60,6 +74,15 @@ class Strategy:
     @property
     def reflects(self) -> bool:
         return self.memory_content in ("reflection", "raw_log_and_reflection")
+
+    async def begin_trial(self, state: TaskState) -> None:
+        """Called by the loop before the actor of every trial.
+
+        The default applies ``retry_temperature`` to the actor of trials 2..K.
+        """
+        base = state_base_actor(state)  # kept at trial 1, before anything wraps it
+        if self.retry_temperature is not None and state.trial_index >= 2:
+            use_actor(state, base, self.retry_temperature)
 
     async def after_failure(
         self, state: TaskState, attempt: Attempt, feedback: Feedback, reflector: Reflector
@@ -91,6 +114,45 @@ def raw_log_text(attempt: Attempt, feedback: Feedback) -> str:
     if feedback.text:
         return f"{body}\n\n[feedback]\n{feedback.text}"
     return body
+
+
+#: Key of ``TaskState.scratch`` holding the run's own actor client of a task, before any
+#: strategy replaced it with a sampled or escalated one.
+BASE_ACTOR_KEY = "base_actor_model"
+
+
+def state_base_actor(state: TaskState) -> ModelClient:
+    """The actor client the run configured for this task (kept on first use)."""
+    base: ModelClient = state.scratch.setdefault(BASE_ACTOR_KEY, state.services.model_for("actor"))
+    return base
+
+
+def use_actor(
+    state: TaskState,
+    client: ModelClient,
+    temperature: float | None,
+    sample_index: int | None = None,
+) -> None:
+    """This task's actor calls go to ``client``, at ``temperature`` (None: the run's
+    setting) with ``sample_index`` (default: trial - 1, part of the cache key so each
+    trial is its own sample). Only this task's copy of the services changes; the
+    trial's ``extra`` records the actor's model, temperature and sample index."""
+    # Imported here: best_of_n imports this module.
+    from reflexion_bench.strategies.best_of_n import SampledClient
+
+    index = state.trial_index - 1 if sample_index is None else sample_index
+    actor: ModelClient = client
+    if temperature is not None:
+        actor = SampledClient(client, float(temperature), index)
+    state.services = dataclasses.replace(
+        state.services, models={**state.services.models, "actor": actor}
+    )
+    note_trial_extra(
+        state,
+        actor_model=client.name,
+        actor_temperature=temperature,
+        actor_sample_index=index if temperature is not None else None,
+    )
 
 
 def note_trial_extra(state: TaskState, **values: Any) -> None:

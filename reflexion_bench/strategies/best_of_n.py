@@ -33,7 +33,7 @@ from reflexion_bench.core.types import Attempt, Feedback, GenerateConfig, Messag
 from reflexion_bench.memory.base import MemoryEntry
 from reflexion_bench.models.base import ModelClient
 from reflexion_bench.reflectors.base import Reflector
-from reflexion_bench.strategies.base import Strategy, note_trial_extra
+from reflexion_bench.strategies.base import Strategy, note_trial_extra, state_base_actor
 
 
 class SampledClient(ModelClient):
@@ -88,7 +88,7 @@ class BestOfNStrategy(Strategy):
         self, state: TaskState, attempt: Attempt, feedback: Feedback, reflector: Reflector
     ) -> tuple[str | None, list[MemoryEntry]]:
         index = state.trial_index  # the next trial's index minus one: trial 1 is index 0
-        base = state.scratch.setdefault("best_of_n_actor_model", state.services.model_for("actor"))
+        base = state_base_actor(state)
         # The per-task copy of the shared services: only this task's actor calls change.
         state.services = dataclasses.replace(
             state.services,

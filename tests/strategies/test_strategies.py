@@ -26,7 +26,9 @@ from tests.toy import ToyEvaluator
 def strategy_from_config(name: str, **overrides: object) -> Strategy:
     """Build a strategy from its real config file (``seed`` resolved to 0)."""
     node = OmegaConf.load(CONFIG_DIR / "strategy" / f"{name}.yaml")
-    cfg = OmegaConf.create({"seed": 0, "strategy": node})
+    # lats_oracle's `scorer: ${scorer}` reads the run's scorer (the code one here).
+    scorer = OmegaConf.load(CONFIG_DIR / "scorer" / "code.yaml")
+    cfg = OmegaConf.create({"seed": 0, "scorer": scorer, "strategy": node})
     for k, v in overrides.items():
         OmegaConf.update(cfg, f"strategy.{k}", v)
     strategy = instantiate(cfg.strategy)
