@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from pathlib import Path
 
 
@@ -57,6 +58,8 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    # Load the runs and their intervals now, so the first page opened is ready.
+    threading.Thread(target=catalog.warm, daemon=True).start()
     print(f"serving {len(catalog)} run(s) at {server.url}  (127.0.0.1 only; Ctrl-C stops)")
     sys.stdout.flush()
     try:

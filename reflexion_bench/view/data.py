@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 import math
 import re
 import threading
@@ -30,6 +31,7 @@ from reflexion_bench.analysis.metrics import hidden_verdict
 from reflexion_bench.runner.runlog import LOG_NAME, effective_records, iter_records
 
 DEFAULT_RESAMPLES = 10_000
+log = logging.getLogger(__name__)
 
 
 def clean_json(value: Any) -> Any:
@@ -261,8 +263,10 @@ class RunView:
     running: dict[str, list[dict[str, Any]]]
     """Tasks without a finished attempt: the newest attempt's trials so far."""
     summary: dict[str, Any]
-    intervals: dict[str, Any]
     meta: dict[str, Any] = field(default_factory=dict)
+    n_resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+    _intervals: dict[str, Any] | None = None
     _by_task: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _search: dict[str, str] = field(default_factory=dict)
 
@@ -315,10 +319,28 @@ class RunView:
         ]
         return out
 
-    def overview(self) -> dict[str, Any]:
-        """One row of the sweep page."""
+    def intervals(self) -> dict[str, Any]:
+        """The report's 95% bootstrap intervals (first try, pass@1, pass@1 over finished
+        tasks, the curves), computed on first use: the bootstrap is the slow part of a
+        run page (about 1.5 s of 2 on a 164 x 5 run), so pages show the estimates first."""
+        if self._intervals is None:
+            self._intervals = _intervals(self, self.n_resamples, self.seed)
+        return self._intervals
+
+    def overview(self, *, with_intervals: bool = False) -> dict[str, Any]:
+        """One row of the sweep page (estimates; with their intervals if asked)."""
         s = self.summary
-        iv = self.intervals
+        iv = (
+            self.intervals()
+            if with_intervals
+            else {
+                "first_try": {"estimate": s.get("first_try")},
+                "final": {"estimate": s.get("final")},
+                "final_finished": {"estimate": s.get("final_finished")},
+                "success_at_trial": [{"estimate": v} for v in s.get("success_at_trial") or []],
+                "solved_by_trial": [{"estimate": v} for v in s.get("solved_by_trial") or []],
+            }
+        )
         return {
             "name": self.name,
             "path": str(self.path),
@@ -338,16 +360,17 @@ class RunView:
             "per_task_mean": s.get("per_task_mean"),
             "answer_key": label_text(s["answer_key"]) if s.get("answer_key") else None,
             "imported": bool(self.meta.get("import")),
+            "intervals": with_intervals,
+            "success_at_trial": iv.get("success_at_trial"),
+            "solved_by_trial": iv.get("solved_by_trial"),
         }
 
-    def page(self) -> dict[str, Any]:
-        """The run page's data: summary, curve with intervals, and the task table (no
-        trial contents: a task's trials are loaded when it is opened)."""
+    def page(self, *, with_intervals: bool = False) -> dict[str, Any]:
+        """The run page's data: summary, curve, and the task table (no trial contents:
+        a task's trials are loaded when it is opened)."""
         return {
-            **self.overview(),
+            **self.overview(with_intervals=with_intervals),
             "summary": self.summary,
-            "success_at_trial": self.intervals.get("success_at_trial"),
-            "solved_by_trial": self.intervals.get("solved_by_trial"),
             "import": self.meta.get("import"),
             "tasks": self.rows(),
         }
@@ -380,8 +403,6 @@ def load_run_view(
     from reflexion_bench.analysis.alfworld import summary_section
     from reflexion_bench.analysis.answer_key import run_answer_key
     from reflexion_bench.analysis.metrics import summarize
-    from reflexion_bench.analysis.runs import Group, Run
-    from reflexion_bench.analysis.tables import _group_data
 
     raw = list(iter_records(path / LOG_NAME))
     records = effective_records(raw)
@@ -391,17 +412,6 @@ def load_run_view(
     section = summary_section(records)
     if section is not None:
         summary["alfworld"] = section
-    intervals: dict[str, Any] = {}
-    if records:
-        run = Run(path=path, records=records, summary=summary)
-        bench, strategy, model = run.key
-        group = Group(bench, strategy, model, runs=[run], label=name, records=records)
-        group.summary = summary
-        data = _group_data(group, n_resamples=n_resamples, seed=seed)
-        intervals = {
-            k: data.get(k)
-            for k in ("first_try", "final", "final_finished", "success_at_trial", "solved_by_trial")
-        }
     meta: dict[str, Any] = {}
     manifest = path / "import.json"
     if manifest.is_file():
@@ -416,9 +426,27 @@ def load_run_view(
         records=records,
         running=_running_tasks(raw, done),
         summary=summary,
-        intervals=clean_json(intervals),
         meta=meta,
+        n_resamples=n_resamples,
+        seed=seed,
     )
+
+
+def _intervals(view: RunView, n_resamples: int, seed: int) -> dict[str, Any]:
+    """The intervals of the report's group data for this run alone."""
+    from reflexion_bench.analysis.runs import Group, Run
+    from reflexion_bench.analysis.tables import _group_data
+
+    if not view.records:
+        return {}
+    run = Run(path=view.path, records=view.records, summary=view.summary)
+    bench, strategy, model = run.key
+    group = Group(bench, strategy, model, runs=[run], label=view.name, records=view.records)
+    group.summary = view.summary
+    data = _group_data(group, n_resamples=n_resamples, seed=seed)
+    keys = ("first_try", "final", "final_finished", "success_at_trial", "solved_by_trial")
+    cleaned: dict[str, Any] = clean_json({k: data.get(k) for k in keys})
+    return cleaned
 
 
 # --------------------------------------------------------------------------- two runs
@@ -508,11 +536,28 @@ class Catalog:
             self._cache[i] = (stamp, view)
         return view
 
-    def index(self) -> dict[str, Any]:
-        return {"runs": [{"id": i, **self.run(i).overview()} for i in range(len(self.dirs))]}
+    def index(self, *, with_intervals: bool = False) -> dict[str, Any]:
+        return {
+            "runs": [
+                {"id": i, **self.run(i).overview(with_intervals=with_intervals)}
+                for i in range(len(self.dirs))
+            ]
+        }
 
-    def run_page(self, i: int) -> dict[str, Any]:
-        return {"id": i, **self.run(i).page()}
+    def run_page(self, i: int, *, with_intervals: bool = False) -> dict[str, Any]:
+        return {"id": i, **self.run(i).page(with_intervals=with_intervals)}
+
+    def intervals(self, i: int) -> dict[str, Any]:
+        return {"id": i, **self.run(i).intervals()}
+
+    def warm(self) -> None:
+        """Load every run and its intervals (the server does this in the background at
+        start, so the first page a user opens is ready)."""
+        for i in range(len(self.dirs)):
+            try:
+                self.run(i).intervals()
+            except (OSError, ValueError) as exc:  # shown again when the page asks
+                log.warning("view: cannot load %s: %s", self.dirs[i], exc)
 
     def compare(self, i: int, j: int) -> dict[str, Any]:
         a, b = self.run(i), self.run(j)

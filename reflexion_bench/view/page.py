@@ -47,7 +47,8 @@ def render(boot: dict[str, Any], tasks: dict[str, str] | None = None, title: str
 
 
 def served_page(catalog: Catalog) -> str:
-    return render({"mode": "served", "index": catalog.index()}, title=_title(catalog))
+    # Nothing loaded here: the page asks for what it shows, so it appears at once.
+    return render({"mode": "served"}, title=_title(catalog))
 
 
 def _title(catalog: Catalog) -> str:
@@ -60,7 +61,7 @@ def export_page(catalog: Catalog) -> str:
     runs: dict[str, Any] = {}
     task_blocks: dict[str, str] = {}
     for i in range(len(catalog)):
-        page = catalog.run_page(i)
+        page = catalog.run_page(i, with_intervals=True)
         view = catalog.run(i)
         keys = {}
         for n, tid in enumerate(view.task_ids):
@@ -75,7 +76,7 @@ def export_page(catalog: Catalog) -> str:
             comparisons[f"{i}/{j}"] = catalog.compare(i, j)
     boot = {
         "mode": "export",
-        "index": catalog.index(),
+        "index": catalog.index(with_intervals=True),
         "runs": runs,
         "comparisons": comparisons,
     }

@@ -6,6 +6,7 @@ Routes (GET only):
   /api/run/<i>                    a run page: summary, curve, task table (no trial text)
   /api/run/<i>/task?id=<task>     one task's trials, loaded when the task is opened
   /api/run/<i>/search?q=<text>    task ids whose id or text contains <text>
+  /api/run/<i>/intervals          the run's 95% bootstrap intervals (the slow part)
   /api/compare/<i>/<j>            two runs task by task, with the McNemar table
 
 Every request re-checks the run's log (size, mtime), so a refresh during a live run
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 _RUN = re.compile(r"^/api/run/(\d+)$")
 _TASK = re.compile(r"^/api/run/(\d+)/task$")
 _SEARCH = re.compile(r"^/api/run/(\d+)/search$")
+_INTERVALS = re.compile(r"^/api/run/(\d+)/intervals$")
 _COMPARE = re.compile(r"^/api/compare/(\d+)/(\d+)$")
 
 
@@ -76,10 +78,14 @@ def _handler(catalog: Catalog) -> type[BaseHTTPRequestHandler]:
                 elif m := _SEARCH.match(url.path):
                     q = (query.get("q") or [""])[0]
                     self._json({"task_ids": catalog.run(int(m.group(1))).search(q)})
+                elif m := _INTERVALS.match(url.path):
+                    self._json(catalog.intervals(int(m.group(1))))
                 elif m := _COMPARE.match(url.path):
                     self._json(catalog.compare(int(m.group(1)), int(m.group(2))))
                 else:
                     raise _NotFound(f"no route {url.path}")
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the browser left before the answer (navigated away): nothing to do
             except (_NotFound, KeyError) as exc:
                 self._json({"error": str(exc).strip("'\"")}, HTTPStatus.NOT_FOUND)
             except (OSError, ValueError) as exc:
@@ -97,6 +103,7 @@ class ViewServer:
     in the foreground (:meth:`serve_forever`)."""
 
     def __init__(self, catalog: Catalog, port: int = 0) -> None:
+        self.catalog = catalog
         self.httpd = ThreadingHTTPServer((HOST, port), _handler(catalog))
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None

@@ -36,6 +36,7 @@
       served
         ? getJSON(`/api/run/${i}/task?id=${encodeURIComponent(t)}`)
         : Promise.resolve(exportTask(i, t)),
+    intervals: (i) => getJSON(`/api/run/${i}/intervals`),
     compare: (i, j) =>
       served
         ? getJSON(`/api/compare/${i}/${j}`)
@@ -112,6 +113,8 @@
     crumbs.replaceChildren(...items.flatMap((x) => [" / ", x]));
   }
   function ready(name) {
+    // Lay the page out before the mark, so "ready" means rendered, not only built.
+    void main.offsetHeight;
     document.body.dataset.rbReady = name;
     window.rbReadyAt = performance.now();
   }
@@ -132,6 +135,24 @@
     } else statusEl.textContent = "";
   }
 
+  // The bootstrap intervals are the slow part of a run's numbers: a served page shows
+  // the estimates at once and fills in each interval when the server has it.
+  async function fillIntervals(ids, token, onRun) {
+    await Promise.all(ids.map(async (i) => {
+      const iv = await api.intervals(i);
+      if (token !== renderToken) return;
+      for (const el of document.querySelectorAll(`[data-iv][data-run="${i}"]`)) {
+        el.textContent = withCI(iv[el.dataset.iv]);
+      }
+      if (onRun) onRun(iv);
+    }));
+    if (token === renderToken) {
+      document.body.dataset.rbIntervals = "1";
+      window.rbIntervalsAt = performance.now();
+    }
+  }
+  const ivCell = (run, key, iv) => h("td", { class: "n", dataset: { iv: key, run: String(run) } }, withCI(iv));
+
   // ------------------------------------------------------------------ sweep page
   async function sweepPage(token) {
     const index = await api.index();
@@ -144,8 +165,8 @@
         h("td", {}, h("a", { href: `#/run/${r.id}` }, r.name)),
         h("td", {}, r.benchmark), h("td", {}, r.strategy), h("td", {}, r.model),
         h("td", { class: "n" }, r.n_tasks, r.running ? ` (+${r.running} running)` : ""),
-        h("td", { class: "n" }, withCI(r.final)),
-        h("td", { class: "n" }, withCI(r.first_try)),
+        ivCell(r.id, "final", r.final),
+        ivCell(r.id, "first_try", r.first_try),
         h("td", { class: "n" }, `${num(r.fixes)}/${num(r.breaks)}`),
         h("td", { class: "n" }, num(r.errored_tasks)),
         h("td", { class: "n" }, num(r.per_task_mean && r.per_task_mean.tokens)),
@@ -173,11 +194,14 @@
     );
     ready("sweep");
     autoRefresh(index.runs.some((r) => r.running), token);
+    const todo = index.runs.filter((r) => !r.intervals).map((r) => r.id);
+    if (todo.length) await fillIntervals(todo, token);
+    else document.body.dataset.rbIntervals = "1";
   }
 
   // ------------------------------------------------------------------ run page
   function curveSVG(sub, solved) {
-    const W = 380, H = 210, L = 40, R = 10, T = 10, B = 30;
+    const W = 380, H = 210, L = 40, R = 28, T = 10, B = 30;
     const k = (sub || []).length;
     const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     svg.setAttribute("id", "rb-curve");
@@ -243,9 +267,9 @@
     const pt = s.per_task_mean || {};
     const rows = [
       ["tasks", `${num(run.n_tasks)}${run.running ? ` (+${run.running} still running, not counted)` : ""}`],
-      ["pass@1 (final) [95% CI]", withCI(run.final)],
-      ["pass@1 over finished tasks", withCI(run.final_finished)],
-      ["first try [95% CI]", withCI(run.first_try)],
+      ["pass@1 (final) [95% CI]", ["final", run.final]],
+      ["pass@1 over finished tasks", ["final_finished", run.final_finished]],
+      ["first try [95% CI]", ["first_try", run.first_try]],
       ["fixes / breaks between trials", `${num(s.fixes)} / ${num(s.breaks)}`],
       ["trial 1 → final: fixed / broken", `${num(ff.fixed)} / ${num(ff.broken)}${ff.unknown ? ` (${ff.unknown} unknown)` : ""}`],
       ["errored tasks", num(s.errored_tasks)],
@@ -258,7 +282,7 @@
     if (s.logged) rows.push(["as logged (imported)", `final ${pct(s.logged.final)}, re-scored agrees on ${pct(s.logged.rescored_agreement)}`]);
     if (s.missing) rows.push(["missing in the log", JSON.stringify(s.missing)]);
     const summary = h("table", { id: "rb-summary", class: "kv" },
-      h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v)))));
+      h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), Array.isArray(v) ? ivCell(i, v[0], v[1]) : h("td", {}, v)))));
 
     const tbody = h("tbody", {});
     const counter = h("span", { id: "rb-count" });
@@ -312,13 +336,14 @@
       others.push(h("p", {}, "Compare with: ",
         idx.runs.filter((r) => r.id !== i).map((r) => [h("a", { href: `#/compare/${i}/${r.id}` }, r.name), " "])));
     }
+    const curve = curveSVG(run.success_at_trial, run.solved_by_trial);
     const head = h("p", { class: "muted" }, `${run.benchmark} · ${run.strategy} · ${run.model} · ${run.path}`);
     const imported = run.import ? h("p", { class: "note" },
       "Imported log: what it lacks is marked missing, never invented (see import.json). Missing: ",
       JSON.stringify(run.import.missing || run.import.fields_missing || "see import.json")) : null;
     main.replaceChildren(
-      h("h1", {}, run.name), head, imported,
-      h("div", { class: "row" }, summary, h("figure", {}, curveSVG(run.success_at_trial, run.solved_by_trial),
+      h("h1", {}, run.name), head, ...(imported ? [imported] : []),
+      h("div", { class: "row" }, summary, h("figure", {}, curve,
         h("figcaption", {}, "success of the submitted candidate after k trials (line, 95% band); solved at any trial (dashed)"))),
       ...others,
       h("h2", {}, "Tasks"), filterBar, h("p", {}, search, " ", counter),
@@ -329,6 +354,8 @@
     if (st.query) search.dispatchEvent(new Event("input"));
     ready("run");
     autoRefresh(run.running > 0, token);
+    if (run.intervals) document.body.dataset.rbIntervals = "1";
+    else await fillIntervals([i], token, (iv) => curve.replaceWith(curveSVG(iv.success_at_trial, iv.solved_by_trial)));
   }
 
   // ------------------------------------------------------------------ task page
@@ -467,6 +494,7 @@
     const token = ++renderToken;
     clearTimeout(refreshTimer);
     delete document.body.dataset.rbReady;
+    delete document.body.dataset.rbIntervals;
     const y = window.scrollY;
     const parts = location.hash.replace(/^#\/?/, "").split("/");
     try {

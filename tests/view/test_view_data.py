@@ -1,0 +1,150 @@
+"""The viewer's data and server, without a browser: same numbers as `report`, task
+views (diffs, per-test verdicts, failing assert), live refresh, search, the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reflexion_bench.analysis.report import build_comparison, load_summary
+from reflexion_bench.cli import main as cli_main
+from reflexion_bench.view.data import Catalog, dumps
+from reflexion_bench.view.server import ViewServer
+from tests.view.conftest import REFLECTION_ONE, REFLECTION_TWO
+
+
+def wire(value: Any) -> Any:
+    """``value`` as the page receives it (JSON)."""
+    return json.loads(dumps(value))
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=30) as res:
+        return json.loads(res.read())
+
+
+def test_run_page_numbers_are_the_reports(code_runs: dict[str, Path]) -> None:
+    catalog = Catalog([code_runs["root"]], n_resamples=2000)
+    assert catalog.names == ["reflexion", "simple"]
+    page = catalog.run_page(0)
+    # The summary is what `reflexion-bench report` computes from the same log.
+    assert wire(page["summary"]) == wire(load_summary(code_runs["reflexion"]))
+    report = build_comparison([code_runs["reflexion"]], n_resamples=2000)
+    group = report["groups"][0]
+    # Intervals: fetched apart (the slow part), the report's own group data.
+    intervals = catalog.intervals(0)
+    for key in ("first_try", "final", "final_finished", "success_at_trial", "solved_by_trial"):
+        assert wire(intervals[key]) == wire(group[key])
+        assert wire(catalog.run_page(0, with_intervals=True)[key]) == wire(group[key])
+    assert page["final"] == {"estimate": 0.5} and not page["intervals"]
+    # And the values are the ones this scripted run must give.
+    assert page["final"]["estimate"] == 0.5 and page["first_try"]["estimate"] == 0.0
+    rows = {r["id"]: r for r in page["tasks"]}
+    assert rows["HumanEval/0"]["verdicts"] == [False, False, True]
+    assert rows["HumanEval/0"]["fixed"] and not rows["HumanEval/0"]["self_fp"]
+    assert rows["HumanEval/2"]["self_fp"] and rows["HumanEval/2"]["final"] is False
+    # The run page carries no trial contents: those load when a task is opened.
+    assert REFLECTION_ONE not in json.dumps(page)
+
+
+def test_compare_is_the_reports_paired_row(code_runs: dict[str, Path]) -> None:
+    catalog = Catalog([code_runs["reflexion"], code_runs["simple"]], n_resamples=2000)
+    cmp = catalog.compare(0, 1)
+    assert cmp["mcnemar"] == {
+        "n": 2,
+        "both": 0,
+        "only_a": 1,
+        "only_b": 1,
+        "neither": 0,
+        "p_value": 1.0,
+    }
+    assert {d["id"]: (d["a"], d["b"]) for d in cmp["differ"]} == {
+        "HumanEval/0": (True, False),
+        "HumanEval/2": (False, True),
+    }
+    report = build_comparison([code_runs["reflexion"], code_runs["simple"]], n_resamples=2000)
+    (row,) = report["paired"]
+    assert wire(cmp["mcnemar"]) == wire(row["mcnemar"]) and wire(cmp["diff"]) == wire(row["diff"])
+
+
+def test_task_view_shows_diff_self_tests_reflection_and_failing_assert(
+    code_runs: dict[str, Path],
+) -> None:
+    view = Catalog([code_runs["reflexion"]]).run(0)
+    task = view.task("HumanEval/0")
+    assert task is not None
+    t1, t2, t3 = task["trials"]
+    assert t1["diff"] is None  # nothing before trial 1
+    assert ["-", "    return True"] in t2["diff"] and ["+", "    return len(numbers) > 5"] in t2[
+        "diff"
+    ]
+    # `return True` fails the first self-test (expects False) and passes the second.
+    assert [r["status"] for r in t1["self_test"]["results"]] == ["fail", "pass"]
+    assert "assert" in t1["hidden"]["detail"] and t1["verdict"] is False
+    assert t1["reflection"] == REFLECTION_ONE and t2["reflection"] == REFLECTION_TWO
+    assert t3["memory_shown"] == [REFLECTION_TWO] and t3["verdict"] is True
+    assert [c["role"] for c in t1["calls"]] == ["actor", "self_test", "reflector"]
+    assert view.task("HumanEval/999") is None
+
+
+def test_live_run_shows_running_tasks_and_new_trials(
+    code_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    lines = (code_runs["reflexion"] / "log.jsonl").read_text().splitlines()
+    recs = [json.loads(x) for x in lines]
+    he0 = [r for r in recs if r["task_id"] == "HumanEval/0"]
+    he2 = [r for r in recs if r["task_id"] == "HumanEval/2"]
+    live = tmp_path / "live"
+    live.mkdir()
+    log = live / "log.jsonl"
+    # HumanEval/2 finished; HumanEval/0 has logged trial 1 only (not final yet).
+    log.write_text("\n".join(json.dumps(r) for r in [*he2, he0[0]]) + "\n")
+    catalog = Catalog([live], n_resamples=500)
+    page = catalog.run_page(0)
+    assert page["n_tasks"] == 1 and page["running"] == 1  # metrics count finished tasks
+    rows = {r["id"]: r for r in page["tasks"]}
+    assert rows["HumanEval/0"]["in_progress"] and rows["HumanEval/0"]["verdicts"] == [False]
+    with log.open("a") as fh:  # the run goes on: trials 2 and 3 arrive
+        fh.write("\n".join(json.dumps(r) for r in he0[1:]) + "\n")
+    page = catalog.run_page(0)
+    assert page["n_tasks"] == 2 and page["running"] == 0
+    rows = {r["id"]: r for r in page["tasks"]}
+    assert rows["HumanEval/0"]["verdicts"] == [False, False, True]
+
+
+def test_server_is_local_and_answers_json(code_runs: dict[str, Path]) -> None:
+    with ViewServer(Catalog([code_runs["root"]], n_resamples=500)) as server:
+        assert server.httpd.server_address[0] == "127.0.0.1"
+        base = server.url
+        html = urllib.request.urlopen(base, timeout=30).read().decode()
+        assert 'id="rb-boot"' in html
+        # No external asset: nothing loaded from another origin, no stylesheet links.
+        assert not re.search(r"""(src|href)=["']?(https?:)?//|<link |@import|url\(""", html)
+        assert [r["name"] for r in _get(base + "api/index")["runs"]] == ["reflexion", "simple"]
+        task = _get(base + "api/run/0/task?id=HumanEval%2F0")
+        assert task["trials"][0]["reflection"] == REFLECTION_ONE
+        # Search reaches the text of trials, not only task ids.
+        assert _get(base + "api/run/0/search?q=reflection-two")["task_ids"] == ["HumanEval/0"]
+        assert _get(base + "api/run/0/search?q=HumanEval/2")["task_ids"] == ["HumanEval/2"]
+        for bad in ("api/run/0/task?id=nope", "api/run/9", "api/nothing"):
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(base + bad, timeout=30)
+            assert err.value.code == 404
+
+
+def test_cli_names_what_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        cli_main(["view", str(tmp_path / "nothing-here"), "--export", str(tmp_path / "x.html")])
+        == 2
+    )
+    assert "not a run folder" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli_main(["view", str(empty)]) == 2
+    assert "no log.jsonl under" in capsys.readouterr().err
