@@ -227,3 +227,21 @@ def test_held_out_paper_log_in_chromium(shared_data: Path, tmp_path: Path, artif
             ready="task",
         )
         _shot(b, artifacts, "paper_task")
+
+
+def test_alfworld_run_exported_shows_the_episode(project_root: Path, tmp_path: Path) -> None:
+    """The committed ALFWorld run: a task page shows the episode and the reflection."""
+    run_dir = project_root / "results" / "alfworld_embedded_6x3"
+    records = [json.loads(x) for x in (run_dir / "log.jsonl").read_text().splitlines()]
+    first = records[0]
+    trials = [r for r in records if r["task_id"] == first["task_id"]]
+    out = tmp_path / "alfworld.html"
+    assert cli_main(["view", str(run_dir), "--export", str(out), "--resamples", "200"]) == 0
+    url = out.resolve().as_uri() + "#/run/0/task/" + first["task_id"].replace("/", "%2F")
+    dom = dump_dom(url)
+    # Every trial's episode: its goal, then each action and its observation.
+    steps = re.findall(r'<div class="step (\w+)">', dom)
+    assert len(steps) == sum(1 + 2 * len(r["extra"]["alfworld"]["steps"]) for r in trials)
+    text = " ".join(_text(dom).split())
+    assert " ".join(first["reflection"].split()) in text
+    assert first["extra"]["alfworld"]["steps"][1][0] in text  # an action of the episode

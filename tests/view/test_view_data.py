@@ -148,3 +148,41 @@ def test_cli_names_what_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture[s
     empty.mkdir()
     assert cli_main(["view", str(empty)]) == 2
     assert "no log.jsonl under" in capsys.readouterr().err
+
+
+def test_alfworld_episode_reads_as_a_transcript(project_root: Path) -> None:
+    """The committed ALFWorld run (real games, real model): each trial's episode."""
+    run_dir = project_root / "results" / "alfworld_embedded_6x3"
+    first = json.loads((run_dir / "log.jsonl").read_text().splitlines()[0])
+    steps = first["extra"]["alfworld"]["steps"]
+    task = Catalog([run_dir], n_resamples=200).run(0).task(first["task_id"])
+    assert task is not None
+    shown = task["trials"][0]["transcript"]
+    assert shown[0] == {"kind": "task", "text": first["extra"]["alfworld"]["goal"]}
+    assert [s["text"] for s in shown[1::2]] == [s[0] for s in steps]  # every action
+    assert [s["text"] for s in shown[2::2]] == [s[1] for s in steps]  # every observation
+    assert {s["kind"] for s in shown[1::2]} == {"act", "think"}
+
+
+def test_hotpotqa_react_trajectory_reads_as_a_transcript() -> None:
+    from reflexion_bench.actors.hotpotqa import _scratchpad
+    from reflexion_bench.view.data import transcript
+
+    steps = [
+        (
+            "I need the river's source.",
+            "Search[Nile]",
+            "The Nile is a river in Africa.\nIt flows north.",
+        ),
+        ("It is the White Nile's.", "Finish[Lake Victoria]", ""),
+    ]
+    text = "Question: Where does the Nile start?\n" + _scratchpad(steps)
+    shown = transcript({"benchmark": "hotpotqa", "trajectory": text})
+    assert shown == [
+        {"kind": "task", "text": "Question: Where does the Nile start?"},
+        {"kind": "think", "text": "I need the river's source."},
+        {"kind": "act", "text": "Search[Nile]"},
+        {"kind": "obs", "text": "The Nile is a river in Africa.\nIt flows north."},
+        {"kind": "think", "text": "It is the White Nile's."},
+        {"kind": "act", "text": "Finish[Lake Victoria]"},
+    ]

@@ -252,12 +252,17 @@
     broken: "broken", self_fp: "self-test false positive", in_progress: "running",
   };
   const runState = {};
+  function describeMissing(m) {
+    if (!m) return "see import.json";
+    if (typeof m !== "object") return String(m);
+    return Object.entries(m)
+      .map(([k, v]) => `${k.replaceAll("_", " ")}: ${Array.isArray(v) ? v.join(", ") : v}`)
+      .join("; ");
+  }
 
   async function runPage(i, token) {
     const run = await api.run(i);
     if (!run) throw new Error(`no run ${i}`);
-    const index = served ? null : boot.index;
-    const many = served ? (await api.index()).runs.length > 1 : index.runs.length > 1;
     setCrumbs(h("a", { href: `#/run/${i}` }, run.name));
     const st = (runState[i] = runState[i] || { filter: "all", query: "", matches: null });
     const s = run.summary || {};
@@ -280,7 +285,7 @@
       ["answer key", run.answer_key || NA],
     ];
     if (s.logged) rows.push(["as logged (imported)", `final ${pct(s.logged.final)}, re-scored agrees on ${pct(s.logged.rescored_agreement)}`]);
-    if (s.missing) rows.push(["missing in the log", JSON.stringify(s.missing)]);
+    if (s.missing) rows.push(["missing in the log", describeMissing(s.missing)]);
     const summary = h("table", { id: "rb-summary", class: "kv" },
       h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), Array.isArray(v) ? ivCell(i, v[0], v[1]) : h("td", {}, v)))));
 
@@ -330,22 +335,18 @@
       },
     });
     renderRows();
-    const others = [];
-    if (many) {
-      const idx = served ? await api.index() : boot.index;
-      others.push(h("p", {}, "Compare with: ",
-        idx.runs.filter((r) => r.id !== i).map((r) => [h("a", { href: `#/compare/${i}/${r.id}` }, r.name), " "])));
-    }
+    // Filled in after the page shows: the list of runs needs every run's summary.
+    const others = h("p", { id: "rb-others" });
     const curve = curveSVG(run.success_at_trial, run.solved_by_trial);
     const head = h("p", { class: "muted" }, `${run.benchmark} · ${run.strategy} · ${run.model} · ${run.path}`);
     const imported = run.import ? h("p", { class: "note" },
       "Imported log: what it lacks is marked missing, never invented (see import.json). Missing: ",
-      JSON.stringify(run.import.missing || run.import.fields_missing || "see import.json")) : null;
+      describeMissing(run.import.missing)) : null;
     main.replaceChildren(
       h("h1", {}, run.name), head, ...(imported ? [imported] : []),
       h("div", { class: "row" }, summary, h("figure", {}, curve,
         h("figcaption", {}, "success of the submitted candidate after k trials (line, 95% band); solved at any trial (dashed)"))),
-      ...others,
+      others,
       h("h2", {}, "Tasks"), filterBar, h("p", {}, search, " ", counter),
       h("table", { id: "rb-tasks" },
         h("thead", {}, h("tr", {}, ["task", "hidden verdict per trial", "final", "flags", "reflections"].map((x) => h("th", {}, x)))),
@@ -354,6 +355,11 @@
     if (st.query) search.dispatchEvent(new Event("input"));
     ready("run");
     autoRefresh(run.running > 0, token);
+    api.index().then((idx) => {
+      if (token !== renderToken || idx.runs.length < 2) return;
+      others.replaceChildren("Compare with: ",
+        ...idx.runs.filter((r) => r.id !== i).flatMap((r) => [h("a", { href: `#/compare/${i}/${r.id}` }, r.name), " "]));
+    });
     if (run.intervals) document.body.dataset.rbIntervals = "1";
     else await fillIntervals([i], token, (iv) => curve.replaceWith(curveSVG(iv.success_at_trial, iv.solved_by_trial)));
   }
