@@ -510,7 +510,8 @@ class Catalog:
     ) -> None:
         from reflexion_bench.analysis.runs import find_run_dirs
 
-        self.dirs = find_run_dirs(paths)
+        self.paths = [Path(p) for p in paths]
+        self.dirs = find_run_dirs(self.paths)
         self.n_resamples = n_resamples
         self.seed = seed
         self.names = _names(self.dirs)
@@ -536,13 +537,59 @@ class Catalog:
             self._cache[i] = (stamp, view)
         return view
 
+    def refresh(self) -> None:
+        """Add run folders that appeared since (a sweep's jobs start one after another);
+        the runs already listed keep their ids."""
+        from reflexion_bench.analysis.runs import find_run_dirs
+
+        try:
+            found = find_run_dirs(self.paths)
+        except FileNotFoundError:
+            return
+        known = {d.resolve() for d in self.dirs}
+        new = [d for d in found if d.resolve() not in known]
+        if new:
+            with self._lock:
+                self.dirs = [*self.dirs, *new]
+                self.names = _names(self.dirs)
+
+    def jobs(self) -> dict[Path, dict[str, Any]]:
+        """Sweep jobs from the sweep indexes (``index.jsonl``) under the viewed folders:
+        each job folder's newest record (overrides, status, error)."""
+        from reflexion_bench.runner.sweep import INDEX_NAME, read_index
+
+        out: dict[Path, dict[str, Any]] = {}
+        for root in self.paths:
+            if not root.is_dir():
+                continue
+            for index in sorted(root.rglob(INDEX_NAME)):
+                for rec in read_index(index.parent):
+                    if rec.get("job_dir"):
+                        out[Path(str(rec["job_dir"])).resolve()] = rec
+        return out
+
     def index(self, *, with_intervals: bool = False) -> dict[str, Any]:
-        return {
-            "runs": [
-                {"id": i, **self.run(i).overview(with_intervals=with_intervals)}
-                for i in range(len(self.dirs))
-            ]
-        }
+        self.refresh()
+        jobs = self.jobs()
+        runs = []
+        for i, d in enumerate(self.dirs):
+            row = {"id": i, **self.run(i).overview(with_intervals=with_intervals)}
+            job = jobs.pop(d.resolve(), None)
+            if job is not None:
+                row["overrides"] = job.get("overrides") or []
+                row["job_status"] = job.get("status")
+            runs.append(row)
+        # Jobs with no run log yet (just started) or none at all (failed at start).
+        pending = [
+            {
+                "job_dir": str(k),
+                "status": v.get("status"),
+                "overrides": v.get("overrides") or [],
+                "error": v.get("error"),
+            }
+            for k, v in jobs.items()
+        ]
+        return {"runs": runs, "jobs_without_log": pending}
 
     def run_page(self, i: int, *, with_intervals: bool = False) -> dict[str, Any]:
         return {"id": i, **self.run(i).page(with_intervals=with_intervals)}

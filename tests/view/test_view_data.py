@@ -186,3 +186,36 @@ def test_hotpotqa_react_trajectory_reads_as_a_transcript() -> None:
         {"kind": "think", "text": "It is the White Nile's."},
         {"kind": "act", "text": "Finish[Lake Victoria]"},
     ]
+
+
+def test_sweep_page_shows_overrides_failed_jobs_and_new_runs(
+    code_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(code_runs["reflexion"], sweep / "0")
+    jobs = [
+        {"job_dir": str(sweep / "0"), "overrides": ["strategy=reflexion"], "status": "done"},
+        {"job_dir": str(sweep / "1"), "overrides": ["strategy=simple"], "status": "running"},
+        {
+            "job_dir": str(sweep / "2"),
+            "overrides": ["strategy=bogus"],
+            "status": "failed",
+            "error": "ConfigError: strategy=bogus is not a strategy",
+        },
+    ]
+    (sweep / "index.jsonl").write_text("".join(json.dumps(j) + "\n" for j in jobs))
+    catalog = Catalog([sweep], n_resamples=200)
+    index = catalog.index()
+    assert [(r["name"], r["overrides"], r["job_status"]) for r in index["runs"]] == [
+        ("0", ["strategy=reflexion"], "done")
+    ]
+    assert {j["status"] for j in index["jobs_without_log"]} == {"running", "failed"}
+    assert any("bogus is not" in (j["error"] or "") for j in index["jobs_without_log"])
+    # Job 1 writes its log: the next page load lists it, and run 0 keeps its id.
+    shutil.copytree(code_runs["simple"], sweep / "1")
+    index = catalog.index()
+    assert [(r["id"], r["name"]) for r in index["runs"]] == [(0, "0"), (1, "1")]
+    assert index["runs"][1]["strategy"] == "simple"
+    assert [j["status"] for j in index["jobs_without_log"]] == ["failed"]

@@ -158,11 +158,14 @@
     const index = await api.index();
     if (index.runs.length === 1) return runPage(0, token);
     setCrumbs("runs");
+    const swept = index.runs.some((r) => r.overrides && r.overrides.length);
     const rows = index.runs.map((r) =>
       h(
         "tr",
         { dataset: { run: String(r.id) } },
-        h("td", {}, h("a", { href: `#/run/${r.id}` }, r.name)),
+        h("td", {}, h("a", { href: `#/run/${r.id}` }, r.name),
+          r.job_status && r.job_status !== "done" ? [" ", h("span", { class: `verdict ${r.job_status === "failed" ? "fail" : "running"}` }, r.job_status)] : null),
+        swept ? h("td", { class: "overrides" }, (r.overrides || []).join(" ")) : null,
         h("td", {}, r.benchmark), h("td", {}, r.strategy), h("td", {}, r.model),
         h("td", { class: "n" }, r.n_tasks, r.running ? ` (+${r.running} running)` : ""),
         ivCell(r.id, "final", r.final),
@@ -182,18 +185,24 @@
       h("h1", {}, `${index.runs.length} runs`),
       table(
         "rb-sweep",
-        ["run", "benchmark", "strategy", "model", "tasks", "pass@1 [95% CI]", "first try [95% CI]",
+        ["run", ...(swept ? ["overrides"] : []), "benchmark", "strategy", "model", "tasks", "pass@1 [95% CI]", "first try [95% CI]",
           "fixes/breaks", "errored", "tokens/task", "cost (as run live)", "answer key"],
         rows,
       ),
       h("p", { class: "muted" },
         "pass@1 counts an errored task as failed; intervals are 95% bootstraps over tasks, as in `reflexion-bench report`."),
+      ...(index.jobs_without_log && index.jobs_without_log.length ? [
+        h("h2", {}, `Sweep jobs without a run log (${index.jobs_without_log.length})`),
+        table("rb-jobs", ["job folder", "status", "overrides", "error"], index.jobs_without_log.map((j) =>
+          h("tr", {}, h("td", {}, j.job_dir), h("td", {}, j.status || NA), h("td", { class: "overrides" }, j.overrides.join(" ")), h("td", {}, pre("error", j.error || ""))))),
+      ] : []),
       h("h2", {}, "Compare two runs task by task"),
       h("p", {}, selA, " vs ", selB, " ",
         h("button", { id: "rb-cmp-go", onclick: () => (location.hash = `#/compare/${selA.value}/${selB.value}`) }, "compare")),
     );
     ready("sweep");
-    autoRefresh(index.runs.some((r) => r.running), token);
+    autoRefresh(index.runs.some((r) => r.running || r.job_status === "running") ||
+      (index.jobs_without_log || []).some((j) => j.status === "running"), token);
     const todo = index.runs.filter((r) => !r.intervals).map((r) => r.id);
     if (todo.length) await fillIntervals(todo, token);
     else document.body.dataset.rbIntervals = "1";
