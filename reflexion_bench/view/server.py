@@ -60,6 +60,13 @@ def _handler(catalog: Catalog) -> type[BaseHTTPRequestHandler]:
             self._send(status, dumps(value), "application/json; charset=utf-8")
 
         def do_GET(self) -> None:
+            # Only pages opened as 127.0.0.1/localhost: another site reaching this port
+            # through a rebound DNS name sends its own Host and reads nothing.
+            port = self.server.server_address[1]  # type: ignore[index]  # (host, port) for IPv4
+            host = (self.headers.get("Host") or "").lower()
+            if host not in {f"127.0.0.1:{port}", f"localhost:{port}"}:
+                self._json({"error": f"unexpected Host {host!r}"}, HTTPStatus.FORBIDDEN)
+                return
             url = urlsplit(self.path)
             query = parse_qs(url.query)
             try:

@@ -132,6 +132,11 @@ def test_server_is_local_and_answers_json(code_runs: dict[str, Path]) -> None:
         # Search reaches the text of trials, not only task ids.
         assert _get(base + "api/run/0/search?q=reflection-two")["task_ids"] == ["HumanEval/0"]
         assert _get(base + "api/run/0/search?q=HumanEval/2")["task_ids"] == ["HumanEval/2"]
+        # Another Host (a DNS-rebinding page) reads nothing.
+        forged = urllib.request.Request(base + "api/index", headers={"Host": "evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(forged, timeout=30)
+        assert err.value.code == 403
         for bad in ("api/run/0/task?id=nope", "api/run/9", "api/nothing"):
             with pytest.raises(urllib.error.HTTPError) as err:
                 urllib.request.urlopen(base + bad, timeout=30)
