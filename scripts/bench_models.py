@@ -8,23 +8,43 @@
    and ``max_connections`` both set to the concurrency). Concurrency 1 would take ~8 min,
    so it runs a sample of tasks and is extrapolated linearly (marked ``*``).
 
-3. With ``--embedded``: tokens per second of the local models (``model=smollm2`` and the
-   default ``model=embedded``), one llama.cpp thread, 3 code prompts of 128 tokens each,
-   end to end through the layer (prompt processing included), with the load average.
+With ``--embedded`` (the local models, each through the layer with the cache off; add
+``--skip-layer`` to run only these):
 
-    python scripts/bench_models.py [--calls 3000] [--latency 1.0] [--sample 6] [--embedded]
+3. Tokens per second of each ``--models`` option (``embedded``, ``embedded_1_5b``,
+   ``smollm2``; ``--both`` = the 0.5B and the 1.5B): the old setting (1 thread, 1 slot,
+   one request at a time), the new defaults one request at a time, and the new
+   defaults with every slot busy (as many concurrent requests as slots). Wall-clock
+   tokens/s (prompt processing included) and the ratio against the old setting.
+4. Greedy replies across slots: the first ``--tasks`` HumanEval prompts at temperature
+   0 through 1 slot one at a time, and through the default slots all at once; are the
+   replies byte-identical? (The response cache keys on ``n_parallel`` either way.)
+5. The quickstart's tasks per hour: ``reflexion-bench run experiment=quickstart
+   limit=--tasks`` with the new defaults and with the old setting (``model.n_threads=1
+   model.n_parallel=1 model.max_connections=1 max_concurrent_tasks=1``), cache off, each
+   in a fresh process and run folder, interleaved old, new, old, new... (``--rounds``),
+   with the resolved settings, pass counts, load average and the ratio (target >= 1.6x).
 
-Parts 1-2 take about 2-3 minutes on 2 cores; part 3 about one more (quiet machine).
+    python scripts/bench_models.py [--calls 3000] [--latency 1.0] [--sample 6]
+    python scripts/bench_models.py --embedded --skip-layer --both --tasks 4 --rounds 2
+
+Parts 1-2 take about 2-3 minutes on 2 cores; 3-5 about 30 minutes for both models and
+2 rounds (quiet machine: a busy one makes `auto` choose 1 thread, and the figures wrong).
+Smoke settings: ``--models smollm2 --tasks 1 --rounds 1 --max-tokens 32``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import os
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from reflexion_bench.core.state import Services, TaskState
@@ -172,49 +192,219 @@ async def wall_times(latency: float, sample: int) -> None:
 
 # ----------------------------------------------------------------------------- part 3
 
+OLD = {"n_threads": 1, "n_parallel": 1, "max_connections": 1}
+OLD_RUN = [
+    "model.n_threads=1",
+    "model.n_parallel=1",
+    "model.max_connections=1",
+    "max_concurrent_tasks=1",
+]
 PROMPTS = [
     "Write a Python function is_prime(n) with a docstring.",
     "Write a Python function that merges two sorted lists.",
     "Write a Python function that returns the n-th Fibonacci number iteratively.",
+    "Write a Python function that parses a CSV line with quoted fields.",
 ]
 
 
-async def tokens_per_s(options: list[str], threads: int) -> None:
+def _model(option: str, settings: Mapping[str, object]) -> ModelLayer:
+    """``model=option`` as configured, cache off, with ``settings`` overriding (the run's
+    own `auto` resolution applies to whatever is left ``auto``)."""
     from hydra import compose, initialize_config_dir
 
     from reflexion_bench.config import CONFIG_DIR, build
+    from reflexion_bench.runner.auto import resolve_auto
 
-    print(f"\n3) local models, {threads} llama.cpp thread(s), {len(PROMPTS)} prompts x 128 tokens")
+    overrides = [f"model={option}", "model.cache=off", "model.timeout_s=3600"]
+    overrides += [f"model.{k}={v}" for k, v in settings.items()]
+    with initialize_config_dir(str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=overrides)
+    resolve_auto(cfg)
+    model = build(cfg.model, "model")
+    assert isinstance(model, ModelLayer)
+    return model
+
+
+def _describe(model: ModelLayer) -> str:
+    c = model.client
+    return f"{c.n_threads} thr/{c.n_parallel} slot/ctx {c.n_ctx}"  # type: ignore[attr-defined]
+
+
+async def _tokens_per_s(model: ModelLayer, concurrent: int, max_tokens: int) -> tuple[float, int]:
+    """Wall-clock completion tokens per second over ``concurrent`` requests at a time
+    (len(PROMPTS) requests in all, at least one per slot)."""
+    cfg = GenerateConfig(max_tokens=max_tokens, temperature=0.0, timeout_s=3600)
+    n = max(len(PROMPTS), concurrent)
+    prompts = [[Message("user", PROMPTS[i % len(PROMPTS)] + f" (#{i})")] for i in range(n)]
+    sem = asyncio.Semaphore(concurrent)
+
+    async def one(msgs: list[Message]) -> int:
+        async with sem:
+            return (await model.generate(msgs, cfg)).completion_tokens
+
+    started = time.perf_counter()
+    tokens = sum(await asyncio.gather(*(one(m) for m in prompts)))
+    return tokens / (time.perf_counter() - started), tokens
+
+
+async def tokens_per_s(options: list[str], max_tokens: int) -> None:
+    print(
+        f"\n3) tokens/s, {max(len(PROMPTS), 1)}+ code prompts x {max_tokens} tokens, "
+        "wall clock (prompt processing included)"
+    )
+    print(f"   {'model':<28} {'setting':<34} {'settings':<28} {'tok/s':>7} {'vs old':>7}")
     for option in options:
-        with initialize_config_dir(str(CONFIG_DIR), version_base="1.3"):
-            cfg = compose(
-                "config",
-                overrides=[
-                    f"model={option}",
-                    f"model.n_threads={threads}",
-                    "model.exclusive=true",
-                    "model.cache=off",
-                ],
+        base = None
+        for label, settings, busy in (
+            ("old: 1 thread, 1 slot, 1 at a time", OLD, False),
+            ("defaults, 1 request at a time", {}, False),
+            ("defaults, every slot busy", {}, True),
+        ):
+            _settle()  # the previous row's load must not make `auto` choose 1 thread
+            model = _model(option, settings)
+            await model.start()
+            try:
+                slots = model.client.n_parallel  # type: ignore[attr-defined]
+                rate, tokens = await _tokens_per_s(model, slots if busy else 1, max_tokens)
+            finally:
+                await model.aclose()
+            base = base or rate
+            print(
+                f"   {model.name:<28} {label:<34} {_describe(model):<28} {rate:>7.1f} "
+                f"{rate / base:>6.2f}x   ({tokens} tokens, load avg {os.getloadavg()[0]:.1f})",
+                flush=True,
             )
-        model = build(cfg.model, "model")
-        started = time.perf_counter()
+
+
+# ----------------------------------------------------------------------------- part 4
+
+
+async def greedy_across_slots(option: str, n: int, max_tokens: int) -> None:
+    """Four passes over the same prompts: 1 slot one at a time; the default slots one at
+    a time; the default slots all at once, twice. Pairwise byte-identical replies tell
+    whether the slot count, the batching of concurrent requests, or timing (which
+    requests share a batch) changes greedy output."""
+    from reflexion_bench.environments.humaneval import HumanEvalEnvironment
+
+    tasks = HumanEvalEnvironment(limit=n).load_tasks()
+    cfg = GenerateConfig(max_tokens=max_tokens, temperature=0.0, timeout_s=3600)
+    prompts = [[Message("user", t.prompt)] for t in tasks]
+    passes: list[tuple[str, list[str]]] = []
+    for label, settings, together in (
+        ("A: 1 slot, one at a time", {"n_parallel": 1, "max_connections": 1}, False),
+        ("B: default slots, one at a time", {}, False),
+        (f"C: default slots, {len(prompts)} at once", {}, True),
+        (f"D: default slots, {len(prompts)} at once again", {}, True),
+    ):
+        model = _model(option, settings)
         await model.start()
-        startup = time.perf_counter() - started
-        tokens, seconds = 0, 0.0
         try:
-            for prompt in PROMPTS:
-                out = await model.generate(
-                    [Message("user", prompt)], GenerateConfig(max_tokens=128, timeout_s=900)
-                )
-                tokens += out.completion_tokens
-                seconds += out.latency_s
+            if together:
+                outs = await asyncio.gather(*(model.generate(p, cfg) for p in prompts))
+            else:
+                outs = [await model.generate(p, cfg) for p in prompts]
         finally:
             await model.aclose()
-        load = os.getloadavg()[0]
-        print(
-            f"   {option:<10} {model.name:<30} {tokens / seconds:6.1f} tokens/s "
-            f"({tokens} tokens in {seconds:.1f} s; start {startup:.1f} s; load avg {load:.1f})"
-        )
+        passes.append((f"{label} ({_describe(model)})", [o.text for o in outs]))
+    print(
+        f"\n4) greedy replies across slots ({option}, {len(prompts)} HumanEval prompts, "
+        f"temperature 0, {max_tokens} tokens): byte-identical replies per pair of passes"
+    )
+    for label, _ in passes:
+        print(f"   {label}")
+    for a in range(len(passes)):
+        for b in range(a + 1, len(passes)):
+            x, y = passes[a][1], passes[b][1]
+            same = sum(p == q for p, q in zip(x, y, strict=True))
+            where = [
+                f"{t.id}@{next((i for i, (c, d) in enumerate(zip(p, q, strict=False)) if c != d), min(len(p), len(q)))}"
+                for t, p, q in zip(tasks, x, y, strict=True)
+                if p != q
+            ]
+            note = f"  (differ: {', '.join(where)})" if where else ""
+            print(f"   {passes[a][0][0]} vs {passes[b][0][0]}: {same}/{len(prompts)}{note}")
+
+
+# ----------------------------------------------------------------------------- part 5
+
+
+def _settle(max_wait_s: float = 120.0) -> float:
+    """Wait (bounded) for the 1-minute load average to fall below the cores less one half.
+
+    The previous run's own load lingers in the average for a minute or two, and
+    `n_threads: auto` reads it: without the wait, the run after an old-setting run
+    could resolve to 1 thread because of this very benchmark. Returns the load at start.
+    """
+    from reflexion_bench.models.resources import available_cores
+
+    limit = available_cores() - 0.5
+    deadline = time.monotonic() + max_wait_s
+    while os.getloadavg()[0] >= limit and time.monotonic() < deadline:
+        time.sleep(5)
+    return os.getloadavg()[0]
+
+
+def _quickstart(
+    option: str, n_tasks: int, old: bool, run_dir: Path, extra: list[str]
+) -> dict[str, object]:
+    cmd = [
+        str(Path(sys.executable).with_name("reflexion-bench")),
+        "run",
+        "experiment=quickstart",
+        f"model={option}",
+        f"limit={n_tasks}",
+        "model.cache=off",
+        "progress=false",
+        "resume=false",
+        f"run_dir={run_dir}",
+        *(OLD_RUN if old else []),
+        *extra,
+    ]
+    load = _settle()
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    import yaml
+
+    saved = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    m = saved["model"]
+    return {
+        "wall": wall,
+        "load": load,
+        "settings": f"{m['n_threads']} thr/{m['n_parallel']} slot/ctx {m['n_ctx']}/"
+        f"{saved['max_concurrent_tasks']} tasks",
+        "passed": summary.get("final"),
+        "n": summary.get("n_tasks"),
+    }
+
+
+def quickstart(option: str, n_tasks: int, rounds: int, extra: list[str]) -> None:
+    print(
+        f"\n5) quickstart tasks/hour ({option}, {n_tasks} tasks, cache off, fresh process "
+        f"and run folder each, interleaved old/new x {rounds}{', ' + ' '.join(extra) if extra else ''})"
+    )
+    print(f"   {'round':>5} {'setting':<9} {'resolved':<34} {'wall':>8} {'tasks/h':>8} pass  load")
+    totals = {"old": 0.0, "new": 0.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(1, rounds + 1):
+            for label in ("old", "new"):
+                res = _quickstart(option, n_tasks, label == "old", Path(tmp) / f"{label}{r}", extra)
+                wall = float(res["wall"])  # type: ignore[arg-type]
+                totals[label] += wall
+                print(
+                    f"   {r:>5} {label:<9} {res['settings']!s:<34} {wall:>7.0f}s "
+                    f"{n_tasks / wall * 3600:>8.1f} {res['passed']}  {res['load']:.1f}",
+                    flush=True,
+                )
+    old_rate = rounds * n_tasks / totals["old"] * 3600
+    new_rate = rounds * n_tasks / totals["new"] * 3600
+    print(
+        f"   total: old {old_rate:.1f} tasks/h, new defaults {new_rate:.1f} tasks/h: "
+        f"{new_rate / old_rate:.2f}x (target >= 1.6x)"
+    )
 
 
 def main() -> None:
@@ -223,15 +413,45 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--sample", type=int, default=6)
     parser.add_argument("--embedded", action="store_true", help="also measure the local models")
-    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads for part 3")
-    parser.add_argument("--skip-layer", action="store_true", help="only part 3")
+    parser.add_argument("--skip-layer", action="store_true", help="only the --embedded parts")
+    parser.add_argument(
+        "--models", default="embedded", help="comma-separated model options for part 3"
+    )
+    parser.add_argument("--both", action="store_true", help="--models embedded,embedded_1_5b")
+    parser.add_argument("--max-tokens", type=int, default=200, help="tokens per request (3, 4)")
+    parser.add_argument(
+        "--tasks", type=int, default=4, help="HumanEval prompts (4), quickstart tasks (5)"
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="old/new pairs of quickstart runs")
+    parser.add_argument(
+        "--parts", default="3,4,5", help="which of the --embedded parts to run, e.g. 5"
+    )
+    parser.add_argument(
+        "--quickstart-extra",
+        default="",
+        help="extra overrides of the quickstart runs (smoke: 'generate.max_tokens=32')",
+    )
     args = parser.parse_args()
     print(f"bench_models: python pid {os.getpid()}, {os.cpu_count()} CPUs")
     if not args.skip_layer:
         asyncio.run(overhead(args.calls))
         asyncio.run(wall_times(args.latency, args.sample))
     if args.embedded:
-        asyncio.run(tokens_per_s(["smollm2", "embedded"], args.threads))
+        from reflexion_bench.models.resources import available_cores
+
+        options = ["embedded", "embedded_1_5b"] if args.both else args.models.split(",")
+        parts = set(args.parts.split(","))
+        print(
+            f"embedded: {available_cores()} core(s) available to this process, load avg "
+            f"{os.getloadavg()[0]:.1f}"
+        )
+        if "3" in parts:
+            asyncio.run(tokens_per_s(options, args.max_tokens))
+        if "4" in parts:
+            asyncio.run(greedy_across_slots(options[0], args.tasks, args.max_tokens))
+        if "5" in parts:
+            for option in options:
+                quickstart(option, args.tasks, args.rounds, args.quickstart_extra.split())
 
 
 if __name__ == "__main__":

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,14 @@ def _remove_if_fresh(folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _job_label() -> str:
+    """A sweep job's overrides (secrets masked), the prefix of its progress lines."""
+    from reflexion_bench.config import redact_override
+
+    hc = HydraConfig.get()
+    return f"[job {hc.job.num}: {' '.join(redact_override(o) for o in hc.overrides.task)}]"
+
+
 def _is_multirun() -> bool:
     mode = HydraConfig.get().mode
     return mode is not None and mode.name == "MULTIRUN"
@@ -62,13 +73,24 @@ def hydra_main(cfg: DictConfig) -> float | None:
 
     run_dir = _run_dir(cfg)
     tracker = make_tracker(cfg, run_dir)
+    label = _job_label() if _is_multirun() else ""
     try:
-        summary = asyncio.run(run_experiment(cfg, run_dir))
+        summary = asyncio.run(_interruptible(run_experiment(cfg, run_dir, label)))
         tracker.log_run(run_dir, summary)
         print(format_table(summary))
         print(f"run folder: {run_dir}")
         final = summary.get("final")
         return float(final) if final is not None else None
+    except Interrupted:
+        # Ctrl-C: the log holds every finished trial (each was flushed as it ended).
+        signal.signal(signal.SIGINT, _quit_now)  # a second Ctrl-C from here quits at once
+        print(
+            f"interrupted: finished tasks are kept in {run_dir / 'log.jsonl'}; "
+            f"resume with:\n  {resume_command(_ARGV, run_dir, _is_multirun())}",
+            file=sys.stderr,
+            flush=True,
+        )
+        raise SystemExit(130) from None
     except (ConfigError, DatasetError, ModelError, FileNotFoundError, RunAborted) as exc:
         # Errors a user fixes by changing config/data/keys: one clear line, no traceback.
         message = redact_text(str(exc))
@@ -94,7 +116,64 @@ def _log_aborted(tracker: Any, run_dir: Path) -> None:
         tracker.log_run(run_dir, json.loads(path.read_text(encoding="utf-8")))
 
 
+class Interrupted(Exception):
+    """The run was stopped with Ctrl-C (SIGINT) or SIGTERM."""
+
+
+_ARGV: list[str] = []
+
+
+def _quit_now(signum: int, frame: Any) -> None:
+    print("interrupted again: quitting now", file=sys.stderr, flush=True)
+    os._exit(130)
+
+
+async def _interruptible(coro: Any) -> Any:
+    """Run ``coro``; the first SIGINT/SIGTERM cancels it (the runner drops the trials in
+    flight, keeps and summarises what finished), a second one quits at once."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(coro)
+    hits = 0
+
+    def on_signal() -> None:
+        nonlocal hits
+        hits += 1
+        if hits > 1:
+            _quit_now(signal.SIGINT, None)
+        print(
+            "\ninterrupted: stopping (trials in flight are dropped, finished ones are kept); "
+            "Ctrl-C again to quit at once",
+            file=sys.stderr,
+            flush=True,
+        )
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if hits:
+            raise Interrupted() from None
+        raise
+
+
+def resume_command(argv: list[str], run_dir: Path, multirun: bool) -> str:
+    """The command that resumes this run: the same overrides (secrets masked) and, for a
+    single run, its folder (a sweep's job folders are named from their overrides, so
+    the same command finds them)."""
+    from reflexion_bench.config import redact_override
+
+    keep = [
+        redact_override(a) for a in argv if multirun or not a.startswith(("run_dir=", "resume="))
+    ]
+    if not multirun:
+        keep.append(f"run_dir={run_dir.resolve()}")
+    return " ".join(["reflexion-bench", "run", *(shlex.quote(a) for a in keep)])
+
+
 def main(argv: list[str]) -> int:
+    _ARGV[:] = argv
     sys.argv = ["reflexion-bench run", *argv]
     hydra_main()
     return 0

@@ -83,6 +83,9 @@ class TaskState:
     scratch: dict[str, Any] = field(default_factory=dict)
     #: Calls made during the trial in progress (moved into its record when it ends).
     pending_calls: list[ModelCall] = field(default_factory=list)
+    #: The role whose model call is in flight (None between calls): the progress display
+    #: reads it to say what a task is waiting for.
+    calling: str | None = None
 
     @property
     def trial_index(self) -> int:
@@ -107,9 +110,11 @@ class TaskState:
         client = self.services.model_for(role)
         cfg = config or self.services.generate_config
         started = time.perf_counter()
+        self.calling = role
         try:
             out = await client.generate(messages, cfg)
         except Exception as exc:
+            self.calling = None
             self.pending_calls.append(
                 ModelCall(
                     role=role,
@@ -123,6 +128,7 @@ class TaskState:
                 )
             )
             raise
+        self.calling = None
         # Capped here as well as in the model layer: bare clients (tests, custom
         # backends) reach the roles through this call too.
         out.cap_reply(cfg.max_reply_chars)

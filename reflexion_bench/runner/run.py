@@ -24,8 +24,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from reflexion_bench.config import build, redact_text, save_config
-from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.budget import TaskBudget
+from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import Services, TaskState, TrialRecord
 from reflexion_bench.core.types import GenerateConfig, Task, to_jsonable
 from reflexion_bench.memory.base import Memory, TaskAwareMemory
@@ -67,6 +67,8 @@ class RunContext:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     meta: dict[str, Any] = field(default_factory=dict)
     show_progress: bool = True
+    #: Prefix of every progress line (a sweep job's overrides).
+    progress_label: str = ""
 
 
 def trial_to_record(
@@ -93,14 +95,35 @@ def trial_to_record(
     }
 
 
+def _earlier_outcomes(log_path: Path, done_ids: set[str], tasks: list[Task]) -> tuple[int, int]:
+    """Passed and errored counts of the tasks finished in earlier sessions (a resumed
+    run's progress continues from them)."""
+    if not done_ids:
+        return 0, 0
+    ids = {t.id for t in tasks} & done_ids
+    last: dict[str, dict[str, Any]] = {}
+    for rec in effective_records(iter_records(log_path)):
+        if rec["task_id"] in ids:
+            last[str(rec["task_id"])] = rec  # trial order: the last one wins
+    passed = sum(1 for r in last.values() if (r.get("hidden") or {}).get("passed") is True)
+    errored = sum(1 for r in last.values() if r.get("error"))
+    return passed, errored
+
+
 async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
     """Run all tasks not yet finished in ``ctx.run_dir``; return counts."""
     log_path = ctx.run_dir / LOG_NAME
     done_ids = finished_task_ids(log_path, ctx.retry_errored) if resume else set()
     todo = [t for t in ctx.tasks if t.id not in done_ids]
     writer = RunLogWriter(log_path)
+    passed_before, errored_before = _earlier_outcomes(log_path, done_ids, ctx.tasks)
     progress = Progress(
-        total=len(ctx.tasks), already_done=len(ctx.tasks) - len(todo), enabled=ctx.show_progress
+        total=len(ctx.tasks),
+        already_done=len(ctx.tasks) - len(todo),
+        enabled=ctx.show_progress,
+        passed_before=passed_before,
+        errored_before=errored_before,
+        label=ctx.progress_label,
     )
     sem = asyncio.Semaphore(max(1, ctx.max_concurrent_tasks))
     counts = {
@@ -131,6 +154,7 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
             hooks = state.memory if isinstance(state.memory, TaskAwareMemory) else None
             if hooks is not None:
                 await hooks.begin_task(state)
+            progress.task_started(state)
             await run_task(state, ctx.roles, on_trial)
             if "budget_exceeded" in state.scratch:
                 budget_stop.append(str(state.scratch["budget_exceeded"]))
@@ -142,7 +166,9 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
             counts["ran"] += 1
             errored = last.error is not None
             counts["errored"] += int(errored)
-            progress.task_done(passed=bool(last.hidden and last.hidden.passed), errored=errored)
+            progress.task_done(
+                passed=bool(last.hidden and last.hidden.passed), errored=errored, task_id=task.id
+            )
             if (
                 counts["ran"] >= ctx.min_tasks_before_abort
                 and counts["errored"] / counts["ran"] > ctx.fail_on_error
@@ -357,8 +383,13 @@ async def _close(ctx: RunContext) -> None:
         await ctx.services.sandbox.aclose()
 
 
-async def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
-    """Build, run, and summarise one experiment into ``run_dir``."""
+async def run_experiment(cfg: DictConfig, run_dir: Path, label: str = "") -> dict[str, Any]:
+    """Build, run, and summarise one experiment into ``run_dir``.
+
+    ``label`` starts every progress line (a sweep job's overrides). Cancelled (Ctrl-C,
+    see commands/run.py), the trials in flight are dropped, what finished stays in the
+    log and is summarised, provenance records ``interrupted``, and the cancel goes on.
+    """
     from reflexion_bench.analysis.report import write_run_outputs
     from reflexion_bench.runner import provenance
     from reflexion_bench.runner.auto import resolve_auto
@@ -393,10 +424,34 @@ async def run_experiment(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     ctx.meta = {
         k: v for k, v in {"seed": cfg.get("seed"), "name": cfg.get("name")}.items() if v is not None
     }
+    ctx.progress_label = label
+    show = bool(cfg.get("progress", True))
     try:
+        if show:
+            # Loading weights (and a first assembly) takes seconds to minutes: say so.
+            print(
+                f"{label}{label and ' '}starting model {ctx.services.model.name}...",
+                file=sys.stderr,
+                flush=True,
+            )
+        model_started = time.perf_counter()
         await _start(ctx)
+        if show:
+            print(
+                f"{label}{label and ' '}model ready after {time.perf_counter() - model_started:.1f} s; "
+                f"{len(ctx.tasks)} tasks, {ctx.max_concurrent_tasks} at a time",
+                file=sys.stderr,
+                flush=True,
+            )
         counts = await execute(ctx, resume=str(cfg.get("resume", True)).lower() != "false")
         outcome = "finished"
+    except asyncio.CancelledError:
+        outcome = "interrupted"
+        try:  # what finished is summarised; an empty log has nothing to summarise
+            write_run_outputs(run_dir)
+        except Exception as exc:
+            log.warning("no summary of the interrupted run: %s", exc)
+        raise
     except RunAborted:
         outcome = "aborted"
         # What was done is kept and summarised before the abort is reported.
