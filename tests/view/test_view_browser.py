@@ -66,6 +66,25 @@ def test_exported_file_renders_runs_tasks_and_a_task_page(
     assert "- return True" in " ".join(task.split()) or "-     return True" in task  # the diff
     assert "hidden: fail" in task and "hidden: pass" in task  # the verdicts
     assert "assert" in task  # the failing hidden assert
+    # The file alone (no server): search in the page, the compare view, offline.
+    with Browser() as b:
+        b.navigate(url + "#/run/0", ready="run")
+        b.evaluate(
+            "(() => { const s = document.getElementById('rb-search');"
+            " s.value = 'weak'; s.dispatchEvent(new Event('input')); })()"
+        )
+        b.wait_for("document.body.dataset.rbSearched === 'weak'")
+        assert b.texts("#rb-tasks tbody tr td:first-child") == []
+        b.evaluate(
+            "(() => { const s = document.getElementById('rb-search');"
+            " s.value = 'whatever the distances'; s.dispatchEvent(new Event('input')); })()"
+        )
+        b.wait_for("document.body.dataset.rbSearched === 'whatever the distances'")
+        assert b.texts("#rb-tasks tbody tr td:first-child") == ["HumanEval/0"]
+        b.navigate(url + "#/compare/0/1", ready="compare")
+        assert b.text('#rb-mcnemar td[data-cell="only_a"]') == "1"
+        resources = b.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+        assert resources == []  # nothing fetched: everything is in the file
 
 
 def test_served_page_in_chromium(code_runs: dict[str, Path], artifacts: Path) -> None:
