@@ -195,6 +195,7 @@ def trial_view(rec: dict[str, Any], prev: dict[str, Any] | None) -> dict[str, An
     extra_raw = rec.get("extra")
     extra: dict[str, Any] = extra_raw if isinstance(extra_raw, dict) else {}
     calls = rec.get("model_calls")
+    steps = transcript(rec)
     return {
         "trial": int(rec["trial"]),
         "final": bool(rec.get("final")),
@@ -220,8 +221,8 @@ def trial_view(rec: dict[str, Any], prev: dict[str, Any] | None) -> dict[str, An
         "error": rec.get("error"),
         "stopped": extra.get("stopped"),
         "missing": extra.get("missing") or [],
-        "transcript": transcript(rec),
-        "trajectory": None if transcript(rec) is not None else rec.get("trajectory"),
+        "transcript": steps,
+        "trajectory": None if steps is not None else rec.get("trajectory"),
     }
 
 
