@@ -45,9 +45,10 @@ if [ "$system" = 1 ]; then
     # user runs; rustc/cargo: Rust benchmarks (Debian's toolchain, readable by that user);
     # cmake/g++: alfworld's planner build. The Docker engine is scripts/ci/docker.sh's job
     # (it installs docker.io without letting the package start a default dockerd).
-    # chromium: the headless browser the viewer's tests and bench_view.py drive.
+    # chromium: the headless browser the viewer's tests and bench_view.py drive (with a
+    # font, a recommends we skip otherwise, so that its screenshots show text).
     $SUDO apt-get install -y -qq --no-install-recommends \
-      bubblewrap python3 rustc cargo cmake g++ make util-linux chromium >/dev/null
+      bubblewrap python3 rustc cargo cmake g++ make util-linux chromium fonts-liberation >/dev/null
   fi
 fi
 
