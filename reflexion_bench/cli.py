@@ -17,6 +17,10 @@ COMMANDS = {
         "reflexion_bench.commands.import_logs",
         "import the paper's own run logs",
     ),
+    "audit-paper": (
+        "reflexion_bench.commands.audit_paper",
+        "the paper's numbers vs its own logs, re-scored, paired tests",
+    ),
     "memory": (
         "reflexion_bench.commands.memory",
         "review/deprecate/maintain reflection stores; lifelong report",

@@ -604,6 +604,8 @@ def import_programming(
         "logged_passed": sum(logged_pass.values()),
         "rescored": bool(results),
         "rescored_passed": sum(1 for r in results.values() if r.get("passed")) if results else None,
+        # Fewer than ``tasks`` when only a subset was re-scored (the others stay unknown).
+        "rescored_tasks": len(results),
         "rescore_note": rescore_note,
         "disagreeing_tasks": disagree,
         "assembly": {
@@ -672,9 +674,9 @@ def _question_of(block: str) -> str:
     found = _QUESTION.findall(block)
     if not found:
         return ""
-    # The last "Question:" is the attempt of this trial (earlier ones quote the
-    # previous trial); ReAct + Reflexion appends its instructions on the same line.
-    q = found[-1].split(" You have attempted")[0]
+    # The first "Question:" is the question (a later one may quote it again, or sit in
+    # a fetched page); ReAct + Reflexion appends its instructions on the same line.
+    q = found[0].split("You have attempted")[0]
     return " ".join(q.split())
 
 
@@ -1035,6 +1037,7 @@ def import_log(
     model: str | None = None,
     rescore: bool = True,
     rescorer: Rescorer | None = None,
+    rescore_note: str | None = None,
     data_dir: Path | None = None,
     jobs: int | None = 2,
     sandbox: str = "local",
@@ -1054,7 +1057,7 @@ def import_log(
         return import_hotpotqa(src, out, strategy=strategy, model=model, force=force)
     if kind != "programming":
         raise ImportError_(f"unknown kind {kind!r} (programming, hotpotqa, alfworld)")
-    note: str | None = None
+    note: str | None = rescore_note
     if rescorer is None and rescore:
         rows = read_programming_rows(src)
         det = detect_programming(src, rows)
