@@ -143,10 +143,22 @@ def redact_override(arg: str) -> str:
     return redact_text(arg)
 
 
+#: Overrides that change where results are shown, not what they are: left out of a
+#: sweep job's folder name, so adding `logger=wandb` resumes the sweep instead of
+#: re-running it (Hydra's exclude_keys match whole keys only, not `logger.mode=...`).
+OUTPUT_ONLY_KEYS = ("logger", "progress")
+
+
+def _output_only(part: str) -> bool:
+    key = part.lstrip("+~").split("=", 1)[0] if "=" in part else ""
+    return any(key == k or key.startswith(k + ".") for k in OUTPUT_ONLY_KEYS)
+
+
 def redact_dirname(text: str) -> str:
     """``text`` (a Hydra ``override_dirname``) with secrets masked, safe as a folder
-    name: sweep job folders are named from their overrides and must not hold a key."""
-    parts = [redact_override(p) for p in str(text).split(",")]
+    name: sweep job folders are named from their overrides and must not hold a key.
+    Output-only overrides (:data:`OUTPUT_ONLY_KEYS`) are left out."""
+    parts = [redact_override(p) for p in str(text).split(",") if not _output_only(p)]
     return ",".join(parts).replace(MASK, "REDACTED")
 
 

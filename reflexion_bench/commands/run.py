@@ -52,6 +52,35 @@ def _remove_if_fresh(folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _warn_unread_overrides(cfg: DictConfig) -> None:
+    from reflexion_bench.config import redact_override
+    from reflexion_bench.runner.overrides import unread_additions, warning_text
+
+    hc = HydraConfig.get()
+    unread = unread_additions(cfg, list(hc.overrides.task), dict(hc.runtime.choices))
+    if unread:
+        print(warning_text([redact_override(o) for o in unread]), file=sys.stderr, flush=True)
+
+
+def _sweep_tracking(cfg: DictConfig) -> None:
+    """A sweep job's tracker run: group = the sweep's name, tags = the job's overrides
+    (secrets masked), unless the logger config sets them."""
+    from omegaconf import open_dict
+
+    from reflexion_bench.config import redact_override
+    from reflexion_bench.trackers import sweep_tags
+
+    node = cfg.get("logger")
+    if node is None or "_target_" not in node:
+        return
+    with open_dict(node):
+        if "group" in node and not node.get("group"):
+            node.group = str(cfg.get("sweep_name"))
+        if "tags" in node and not node.get("tags"):
+            overrides = [redact_override(o) for o in HydraConfig.get().overrides.task]
+            node.tags = sweep_tags(overrides)
+
+
 def _job_label() -> str:
     """A sweep job's overrides (secrets masked), the prefix of its progress lines."""
     from reflexion_bench.config import redact_override
@@ -71,7 +100,10 @@ def hydra_main(cfg: DictConfig) -> float | None:
     from reflexion_bench.runner.run import RunAborted, run_experiment
     from reflexion_bench.trackers import make_tracker
 
+    _warn_unread_overrides(cfg)
     run_dir = _run_dir(cfg)
+    if _is_multirun():
+        _sweep_tracking(cfg)
     tracker = make_tracker(cfg, run_dir)
     label = _job_label() if _is_multirun() else ""
     try:

@@ -26,10 +26,14 @@ from reflexion_bench.config import redact_override, redact_text
 INDEX_NAME = "index.jsonl"
 
 
-def _append(path: Path, record: dict[str, Any]) -> None:
+def _append(path: Path, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Append ``record``; return the index as it stands with it, read under the same
+    lock: the counts printed from it then never go backwards between parallel jobs."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock"), path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, default=str) + "\n")
+    with FileLock(str(path) + ".lock"):
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, default=str) + "\n")
+        return read_index(path.parent)
 
 
 def read_index(sweep_dir: Path) -> list[dict[str, Any]]:
@@ -86,12 +90,16 @@ class SweepIndex(Callback):
     def _sweep_dir(config: DictConfig) -> Path:
         return Path(str(config.hydra.sweep.dir))
 
-    def _report(self, config: DictConfig) -> None:
-        index = read_index(self._sweep_dir(config))
+    @staticmethod
+    def _report(record: dict[str, Any], index: list[dict[str, Any]]) -> None:
+        # Each job's line names the job by Hydra's own number (stable across launchers
+        # and resumes) and its overrides; the counts come from the index as this job's
+        # line was appended (under the lock), so they only grow.
         counts = {**job_counts(index), **task_counts(index)}
         print(
-            f"[sweep] jobs done {counts['done']} running {counts['running']} failed {counts['failed']}"
-            f"; tasks errored {counts['errored']} of {counts['tasks']}",
+            f"[sweep job {record['job_num']}: {' '.join(record['overrides'])}] "
+            f"{record['status']}; jobs done {counts['done']} running {counts['running']} "
+            f"failed {counts['failed']}; tasks errored {counts['errored']} of {counts['tasks']}",
             file=sys.stderr,
             flush=True,
         )
@@ -103,17 +111,14 @@ class SweepIndex(Callback):
         if hc.mode is None or hc.mode.name != "MULTIRUN":
             return
         self._started = time.time()
-        _append(
-            self._sweep_dir(config) / INDEX_NAME,
-            {
-                "job_dir": hc.runtime.output_dir,
-                "job_num": hc.job.num,
-                "overrides": [redact_override(o) for o in hc.overrides.task],
-                "status": "running",
-                "time": datetime.now(UTC).isoformat(timespec="seconds"),
-            },
-        )
-        self._report(config)
+        record = {
+            "job_dir": hc.runtime.output_dir,
+            "job_num": hc.job.num,
+            "overrides": [redact_override(o) for o in hc.overrides.task],
+            "status": "running",
+            "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        self._report(record, _append(self._sweep_dir(config) / INDEX_NAME, record))
 
     def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
         from hydra.core.hydra_config import HydraConfig
@@ -139,5 +144,4 @@ class SweepIndex(Callback):
             record["final"] = job_return._return_value
         else:
             record["error"] = redact_text(str(job_return._return_value))[-500:]
-        _append(self._sweep_dir(config) / INDEX_NAME, record)
-        self._report(config)
+        self._report(record, _append(self._sweep_dir(config) / INDEX_NAME, record))

@@ -43,4 +43,19 @@ def make_tracker(cfg: DictConfig, run_dir: Path) -> Tracker:
     return tracker
 
 
-__all__ = ["NoTracker", "Tracker", "make_tracker"]
+#: Output-only overrides: where results are shown, not what they are.
+_NOT_TAGS = ("logger", "progress", "hydra")
+
+
+def sweep_tags(overrides: list[str]) -> list[str]:
+    """A sweep job's overrides as tracker tags (W&B allows 64 characters a tag)."""
+    tags = []
+    for o in overrides:
+        key = o.lstrip("+~").split("=", 1)[0]
+        if key.split(".", 1)[0].split("/", 1)[0] in _NOT_TAGS:
+            continue
+        tags.append(o if len(o) <= 64 else o[:61] + "...")
+    return tags
+
+
+__all__ = ["NoTracker", "Tracker", "make_tracker", "sweep_tags"]

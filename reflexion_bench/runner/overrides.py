@@ -1,0 +1,66 @@
+"""Overrides that add a key (``+key=value``) nothing reads: a misspelling
+(``+strategy.max_trails=3``) would otherwise be dropped in silence.
+
+A ``+key`` is read when its node is built from a ``_target_`` (the constructor takes it,
+or the build fails naming it), when the config refers to it (``${key}``), when it is a
+per-call sampling setting (``generate.*``, the fields of
+:class:`~reflexion_bench.core.types.GenerateConfig`), a per-role model
+(``role_models.*``), or Hydra's own (``hydra.*``, a config group such as
+``+experiment=...``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping
+
+from omegaconf import DictConfig, OmegaConf
+
+from reflexion_bench.core.types import GenerateConfig
+
+_READ_BY_PREFIX = ("hydra.", "role_models.")
+
+
+def _added_key(override: str) -> str | None:
+    if not override.startswith("+") or override.startswith("++"):
+        return None
+    key = override[1:].split("=", 1)[0].strip()
+    return key.split("@", 1)[0] or None
+
+
+def _refers_to(text: str, key: str) -> bool:
+    # `${key}`, `${key.sub}`, `${oc.select:key,...}`: any interpolation naming the key.
+    return re.search(r"\$\{[^}]*(?<![\w.])" + re.escape(key) + r"(?![\w])", text) is not None
+
+
+def unread_additions(
+    cfg: DictConfig, overrides: Iterable[str], groups: Mapping[str, object] = {}
+) -> list[str]:
+    """The ``+key=value`` overrides of ``overrides`` that no part of the run reads."""
+    raw = OmegaConf.to_yaml(cfg, resolve=False)
+    sampling = {f.name for f in dataclasses.fields(GenerateConfig)} | {"seed"}
+    out: list[str] = []
+    for override in overrides:
+        key = _added_key(override)
+        if key is None or key in groups or key.startswith(_READ_BY_PREFIX):
+            continue
+        parent, _, leaf = key.rpartition(".")
+        node = OmegaConf.select(cfg, parent) if parent else None
+        if isinstance(node, DictConfig) and "_target_" in node:
+            continue  # the constructor takes it, or its build fails naming it
+        if parent == "generate" and leaf in sampling:
+            continue
+        if _refers_to(raw, key):
+            continue
+        out.append(override)
+    return out
+
+
+def warning_text(unread: list[str]) -> str:
+    keys = ", ".join(f"`{o}`" for o in unread)
+    return (
+        f"warning: {keys} added a key that nothing in this run reads (misspelled? "
+        "`reflexion-bench run --cfg job` prints the config; without `+`, Hydra checks "
+        "that the key exists)"
+    )
