@@ -8,7 +8,10 @@ would then hide it. :func:`check_resume` compares the folder's saved config with
 new one and refuses (:class:`ResumeConflict`, naming every differing key, old -> new)
 unless ``resume_force=true``. Keys that do not change results (concurrency, rate
 limits, retries, timeouts, budgets, caches, paths, the logger, progress display) may
-differ; see :data:`FREE_KEYS` and :data:`FREE_LEAVES`.
+differ; see :data:`FREE_KEYS` and :data:`FREE_LEAVES`. A key that a newer version of
+the harness added with the value ``null`` (a feature that is off: ``budget.tokens``)
+is not a difference either: the old run ran without that feature. A key added with any
+other value is (the new default may change results), and needs ``resume_force=true``.
 
 With ``resume_force=true`` the earlier config is kept as ``config.<n>.yaml`` and the
 forced differences are returned (the runner records them in ``provenance.json``).
@@ -124,6 +127,8 @@ def config_diffs(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[An
         if _free(key):
             continue
         va, vb = a.get(key, _ABSENT), b.get(key, _ABSENT)
+        if va is _ABSENT and vb is None:
+            continue  # added since, and off: the saved run ran without it as well
         if va != vb:
             out[key] = (va, vb)
     return out

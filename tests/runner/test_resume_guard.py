@@ -111,3 +111,28 @@ def test_rerun_sweep_resumes_its_jobs_also_with_other_concurrency(tmp_path: Path
     assert again.returncode == 0, again.stderr[-2000:]
     assert {p: p.read_bytes() for p in sweep.glob("*/log.jsonl")} == logs
     assert "failed 0" in again.stderr
+
+
+def test_a_key_added_since_is_free_only_while_it_is_off(tmp_path: Path) -> None:
+    """A run saved by an older harness (no ``budget`` keys yet) resumes under a newer
+    one whose new keys are null (off); a new key with a value still needs the force."""
+    from reflexion_bench.runner.resume_guard import config_diffs
+
+    old = {"limit": 2, "strategy": {"name": "reflexion"}}
+    new_off = {"limit": 2, "strategy": {"name": "reflexion"}, "budget": {"tokens": None}}
+    new_on = {"limit": 2, "strategy": {"name": "reflexion"}, "budget": {"tokens": 2500}}
+    assert config_diffs(old, new_off) == {}
+    assert list(config_diffs(old, new_on)) == ["budget.tokens"]
+    # A key that was set and is now null is a change (the feature was on).
+    assert list(config_diffs(new_on, new_off)) == ["budget.tokens"]
+
+    # End to end: a saved config.yaml without one key, resumed with it null.
+    folder = tmp_path / "r"
+    assert run(f"run_dir={folder}", "limit=2").returncode == 0
+    saved = yaml.safe_load((folder / "config.yaml").read_text())
+    nulls = [k for k, v in saved.items() if v is None]
+    assert nulls, "the toy config has a top-level null key to drop"
+    del saved[nulls[0]]
+    (folder / "config.yaml").write_text(yaml.safe_dump(saved))
+    out = run(f"run_dir={folder}", "limit=2")
+    assert out.returncode == 0, out.stderr[-2000:]
