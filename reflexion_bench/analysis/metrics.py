@@ -56,6 +56,28 @@ def hidden_verdict(rec: dict[str, Any]) -> bool | None:
     return False
 
 
+def plus_verdict(rec: dict[str, Any]) -> bool | None:
+    """The plus tests' verdict (``scorer.tests=both|plus``), None where none was logged."""
+    hidden = rec.get("hidden")
+    if not isinstance(hidden, dict):
+        return None
+    plus = (hidden.get("extra") or {}).get("plus")
+    if isinstance(plus, dict) and plus.get("passed") is not None:
+        return bool(plus["passed"])
+    return None
+
+
+def base_verdict(rec: dict[str, Any]) -> bool | None:
+    """The base hidden tests' verdict (with ``scorer.tests=plus`` the headline is plus,
+    and the base verdict sits in ``hidden.extra.base``)."""
+    hidden = rec.get("hidden")
+    if isinstance(hidden, dict):
+        base = (hidden.get("extra") or {}).get("base")
+        if isinstance(base, dict) and base.get("passed") is not None:
+            return bool(base["passed"])
+    return hidden_verdict(rec)
+
+
 def _self_passed(rec: dict[str, Any]) -> bool | None:
     st = rec.get("self_test")
     if not st:
@@ -102,6 +124,8 @@ def trials_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
                 "hidden_known": hidden is not None,
                 "hidden_status": (r.get("hidden") or {}).get("status"),
                 "self_passed": _self_passed(r),
+                "base_passed": base_verdict(r),
+                "plus_passed": plus_verdict(r),
                 "logged_passed": _logged_passed(r),
                 "error": r.get("error"),
                 "has_reflection": bool(r.get("reflection")),
@@ -313,6 +337,9 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "trials_without_token_counts": int(df["tokens"].isna().sum()),
             "trials_without_wall_time": int(df["wall_time_s"].isna().sum()),
         }
+    plus = plus_summary(df)
+    if plus is not None:
+        summary["plus"] = plus
     logged = finals["logged_passed"]
     if logged.notna().any():
         pairs = [
@@ -333,6 +360,45 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             ],
         }
     return summary
+
+
+def plus_summary(df: pd.DataFrame) -> dict[str, Any] | None:
+    """Base vs plus hidden tests (None when no trial logged a plus verdict).
+
+    ``final``: pass@1 under the plus tests; ``base_pass_plus_fail``: tasks whose
+    submitted program passes the base tests and fails plus (a "pass" the paper would
+    count that stronger tests reject); ``unseen_fp``: trials whose program passed its
+    self-tests *and* the base tests but fails plus (a false positive of both tests the
+    paper had), with ``unseen_fp_final`` those that were submitted.
+    """
+    if df.empty or not df["plus_passed"].notna().any():
+        return None
+    finals = df.groupby("task_id", sort=False).tail(1)
+    n = len(finals)
+    base = finals["base_passed"].map(lambda v: bool(v) if v is not None else False)
+    plus = finals["plus_passed"].map(lambda v: bool(v) if v is not None else False)
+    bp_pf = finals[base & ~plus]
+    known = df[df["plus_passed"].notna()]
+    self_pass = known["self_passed"] == True  # noqa: E712
+    base_pass = known["base_passed"] == True  # noqa: E712
+    plus_fail = known["plus_passed"] == False  # noqa: E712
+    unseen = known[self_pass & base_pass & plus_fail]
+    last = set(zip(finals["task_id"], finals["trial"], strict=True))
+    unseen_final = [
+        tid for tid, k in zip(unseen["task_id"], unseen["trial"], strict=True) if (tid, k) in last
+    ]
+    return {
+        "n_tasks": n,
+        "tasks_with_plus_verdict": int(finals["plus_passed"].notna().sum()),
+        "final": int(plus.sum()) / n if n else None,
+        "final_count": int(plus.sum()),
+        "base_final_count": int(base.sum()),
+        "base_pass_plus_fail": len(bp_pf),
+        "base_pass_plus_fail_tasks": sorted(str(t) for t in bp_pf["task_id"]),
+        "unseen_fp": len(unseen),
+        "unseen_fp_final": len(unseen_final),
+        "unseen_fp_final_tasks": sorted(unseen_final),
+    }
 
 
 def _single(col: pd.Series) -> Any:

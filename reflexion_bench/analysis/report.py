@@ -104,6 +104,17 @@ def format_table(summary: dict[str, Any]) -> str:
         f"wall time        {_f(t['wall_time_s'], '.1f', suffix='s')} total, "
         f"{_f(per_task['wall_time_s'], '.1f', suffix='s')}/task",
     ]
+    plus = summary.get("plus")
+    if plus:
+        lines.append(
+            f"plus tests       pass@1 {_f(plus['final'])} ({plus['final_count']}/"
+            f"{plus['n_tasks']}; base {plus['base_final_count']}): {plus['base_pass_plus_fail']} "
+            "submitted programs pass base but fail plus"
+        )
+        lines.append(
+            f"self+base pass, plus fail  {plus['unseen_fp']} trials ({plus['unseen_fp_final']} "
+            "submitted): false positives the base tests could not see"
+        )
     logged = summary.get("logged")
     if logged:
         lines.append(

@@ -50,9 +50,15 @@ from reflexion_bench.analysis.budget import (
     success_at_budget,
     verdict_matrix,
 )
+from reflexion_bench.analysis.equal_budget import equal_budget_section
 from reflexion_bench.analysis.feedback import confusion_by_trial, elapsed_s, rewrites
 from reflexion_bench.analysis.metrics import hidden_verdict
-from reflexion_bench.analysis.paper import SOURCE, canonical_benchmark, published_for
+from reflexion_bench.analysis.paper import (
+    SOURCE,
+    canonical_benchmark,
+    published_for,
+    unpublished_note,
+)
 from reflexion_bench.analysis.runs import Group
 from reflexion_bench.analysis.stats import (
     DEFAULT_RESAMPLES,
@@ -72,6 +78,7 @@ TABLES = (
     "self_test_trials",
     "rewrites",
     "elapsed",
+    "strategies",
 )
 TITLES = {
     "main": "Success (first try, final), fixes/breaks and cost",
@@ -83,6 +90,7 @@ TITLES = {
     "self_test_trials": "Self-test quality by trial (self-test verdict vs hidden tests)",
     "rewrites": "Correct programs the self-tests rejected: what the loop made of them",
     "elapsed": "Wall-clock span and tasks solved per hour",
+    "strategies": "Strategies at equal budget: pass@1 at the budget, paired tests vs retry and reflexion (Holm)",
 }
 
 
@@ -180,7 +188,7 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
         "totals": s.get("totals"),
         "spend_curves": {axis: spend_curve(group.records, axis, k_max) for axis in AXES},
     }
-    for key in ("logged", "missing"):
+    for key in ("logged", "missing", "plus"):
         if key in s:
             data[key] = s[key]
     failures = _failure_types(group)
@@ -325,12 +333,21 @@ def build_report(
         "groups": [gdata[id(g)] for g in groups],
         "paired": _paired(groups, n_resamples=n_resamples, seed=seed),
         "budget": _budget_rows(groups, gdata, axis, budget),
+        "strategies": equal_budget_section(
+            groups, gdata, axis=axis, budget=budget, n_resamples=n_resamples, seed=seed
+        ),
         "settings": {"level": 0.95, "n_resamples": n_resamples, "seed": seed, "axis": axis},
     }
     if paper:
         benches = {canonical_benchmark(g.benchmark) for g in groups}
-        rows = published_for(benches) or published_for(None)
+        rows = published_for(benches)
         report["published"] = [{**p.__dict__, "source": f"{SOURCE} ({p.table})"} for p in rows]
+        # Never the rows of other benchmarks: a benchmark without any says why.
+        report["published_missing"] = {
+            b: unpublished_note(b) or "no published figure"
+            for b in sorted(benches)
+            if not any(p.benchmark == b for p in rows)
+        }
     return report
 
 
@@ -367,6 +384,9 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 # clean / answer-in-loop (N uses): did the loop see the answer key?
                 "answer_key": label_text(g.get("answer_key")),
                 "logged_final": (g.get("logged") or {}).get("final"),
+                # scorer.tests=both|plus: pass@1 under the plus tests.
+                "final_plus": (g.get("plus") or {}).get("final"),
+                "base_pass_plus_fail": (g.get("plus") or {}).get("base_pass_plus_fail"),
                 "fixes": g["fixes"],
                 "breaks": g["breaks"],
                 "fixed_from_first": ff.get("fixed"),
@@ -476,6 +496,8 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 "tn": c.get("tn"),
                 "fp_stopped_early": split.get("stopped_early"),
                 "fp_at_last_trial": split.get("at_last_trial"),
+                # The third verdict: self-tests and base pass, the plus tests fail.
+                "self_base_pass_plus_fail": (g.get("plus") or {}).get("unseen_fp"),
                 "source": "this run",
             }
         )
@@ -591,7 +613,42 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
         "self_test_trials": pd.DataFrame(trial_rows),
         "rewrites": pd.DataFrame(rewrite_rows),
         "elapsed": pd.DataFrame(elapsed_rows),
+        "strategies": _strategies_frame(report),
     }
+
+
+def _strategies_frame(report: dict[str, Any]) -> pd.DataFrame:
+    section = report.get("strategies") or {}
+    rows = []
+    for r in section.get("rows") or []:
+        pab = r.get("pass_at_budget") or {}
+        row: dict[str, Any] = {
+            "benchmark": r["benchmark"],
+            "strategy": r["strategy"] + (" (partial)" if r.get("partial") else ""),
+            "model": r["model"],
+            "n": r["n"],
+            "budget": r["budget"],
+            "pass_at_budget": pab.get("estimate"),
+            "pass_at_budget_low": pab.get("low"),
+            "pass_at_budget_high": pab.get("high"),
+            "final": _est(r["final_as_run"]),
+            "spend_per_task": r["spend_per_task"],
+            "trials_per_task": r["trials_per_task"],
+        }
+        for ref in ("retry", "reflexion"):
+            cmp = r.get(f"vs_{ref}") or {}
+            diff = cmp.get("diff") or {}
+            row[f"diff_vs_{ref}"] = diff.get("estimate")
+            row[f"diff_vs_{ref}_low"] = diff.get("low")
+            row[f"diff_vs_{ref}_high"] = diff.get("high")
+            row[f"p_vs_{ref}"] = cmp.get("p")
+            row[f"p_holm_vs_{ref}"] = cmp.get("p_holm")
+        row["answer_key"] = r["answer_key"]
+        row["stop_reasons"] = ", ".join(
+            f"{k} {v}" for k, v in (r.get("stop_reasons") or {}).items()
+        )
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -609,6 +666,9 @@ _SHARE_COLS = {
     "fp_rate",
     "tn_rate",
     "success_at_budget",
+    "pass_at_budget",
+    "diff_vs_retry",
+    "diff_vs_reflexion",
 }
 _HEADERS = {
     "first_try": "first try",
@@ -646,6 +706,15 @@ _HEADERS = {
     "failed_at_trial_1": "failed at trial 1",
     "trial_1_same": "trial 1 same",
     "success_at_budget": "success at budget",
+    "pass_at_budget": "pass@1 at budget",
+    "spend_per_task": "spend/task (as run live)",
+    "diff_vs_retry": "diff vs retry",
+    "p_vs_retry": "McNemar p vs retry",
+    "p_holm_vs_retry": "Holm p vs retry",
+    "diff_vs_reflexion": "diff vs reflexion",
+    "p_vs_reflexion": "McNemar p vs reflexion",
+    "p_holm_vs_reflexion": "Holm p vs reflexion",
+    "stop_reasons": "why tasks stopped",
     "dollars_per_task": "$/task",
     "wall_per_task": "wall s/task",
     "trial_1_common": "common tasks",
@@ -673,7 +742,7 @@ def _num(col: str, v: Any) -> str:
         return ""
     if col in _SHARE_COLS or (col.startswith("k") and col[1:].isdigit()):
         return f"{100 * float(v):.1f}"
-    if col == "mcnemar_p":
+    if col == "mcnemar_p" or col.startswith(("p_vs_", "p_holm_vs_")):
         return f"{float(v):.3g}"
     if col.startswith("dollars") or col == "dollars_per_task":
         return f"{float(v):.4f}"
@@ -789,6 +858,15 @@ def _note(name: str, report: dict[str, Any]) -> str:
         return (
             f" (axis: {axis} per task; budget = the cheapest strategy's mean spend unless --budget)"
         )
+    if name == "strategies" and (report.get("strategies") or {}).get("rows"):
+        return (
+            " (pass@1 at budget: per task, the verdict of the last trial paid for within the"
+            " budget, resampled from the log; final: pass@1 as the run ended, which may"
+            " overshoot the budget by the last trial; diff: pass@1 at budget minus the"
+            " reference's on common tasks, paired bootstrap 95% CI; exact McNemar p and"
+            " Holm-adjusted p within each reference's comparisons; partial: fewer tasks"
+            " than the largest run)"
+        )
     if name == "main":
         return (
             " (final: pass@1 over all tasks, an errored task counted as failed; final of "
@@ -809,6 +887,8 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
         lines.append(
             "Shares in %, [95% bootstrap CI over tasks]; published rows are the paper's printed figures."
         )
+        for bench, why in (report.get("published_missing") or {}).items():
+            lines.append(f"No published figure for {bench}: {why}.")
         for g in report["groups"]:
             if g.get("errored_tasks"):
                 lines.append(

@@ -9,6 +9,8 @@ One sandbox execution per judgement runs two processes (see ``_judge_main.py``):
   loads the program and answers calls through a plain-data wire (``_wire.py``).
 
 Public surface: :func:`judge_hidden` (hidden tests: HumanEval, MBPP, LeetcodeHard),
+:func:`judge_plus` (the stronger plus tests: inputs and expected outputs held by the
+judge, compared there; :func:`run_reference` computes the expected outputs),
 :func:`judge_self_tests` (the actor's own tests, each a whitelisted assert evaluated in
 the judge: :func:`check_self_test`) and :func:`require_protected` (the ``rlimits``
 isolation level cannot protect a score: see the README, "What the score guarantees").
@@ -16,7 +18,9 @@ isolation level cannot protect a score: see the README, "What the score guarante
 
 from __future__ import annotations
 
+import base64
 import json
+import marshal
 import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,11 +33,14 @@ from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbo
 __all__ = [
     "JUDGE_SOURCE",
     "JudgeVerdict",
+    "PlusVerdict",
     "SelfTestVerdict",
     "check_self_test",
     "judge_hidden",
+    "judge_plus",
     "judge_self_tests",
     "require_protected",
+    "run_reference",
 ]
 
 _HERE = Path(__file__).resolve().parent
@@ -263,3 +270,127 @@ async def judge_self_tests(
                 SelfTestVerdict("error", f"not run: the judge ended early ({result.reason})")
             )
     return out
+
+
+#: The reference runner as shipped (see ``_plus_ref.py``).
+PLUS_REF_SOURCE = (_HERE / "_plus_ref.py").read_text(encoding="utf-8")
+_PLUS_REF_MARKER = "@@rb-plus-ref@@"
+
+
+@dataclass
+class PlusVerdict:
+    """The plus tests' verdict (``pass``/``fail``/``timeout``/``error``), which input
+    failed (0-based, None when none did) and how many there were."""
+
+    status: str
+    detail: str = ""
+    duration_s: float = 0.0
+    calls: int = 0
+    failed_input: int | None = None
+    inputs: int = 0
+
+
+async def judge_plus(
+    sandbox: Sandbox,
+    *,
+    program: str,
+    entry_point: str,
+    cases: list[tuple[tuple[Any, ...], Any, float]],
+    oracle: str = "eq",
+    atol: float = 0.0,
+    seq_insensitive: bool = False,
+    load_timeout_s: float = 10.0,
+    candidate_prelude: str = "",
+    recursion_limit: int | None = None,
+    stack_mb: int | None = None,
+) -> PlusVerdict:
+    """Run ``program`` on every ``(args, expected, seconds)`` case in the judge (see
+    ``_judge_main.run_plus``); stops at the first wrong answer. Raises SandboxError when
+    the sandbox failed and ConfigError when it cannot protect the score."""
+    require_protected(sandbox)
+    blob = base64.b64encode(marshal.dumps(list(cases))).decode("ascii")
+    spec: dict[str, Any] = {
+        "mode": "plus",
+        "program": program,
+        "entry_point": entry_point,
+        "candidate_entry": entry_point,
+        "candidate_prelude": candidate_prelude,
+        "cases": blob,
+        "oracle": oracle,
+        "atol": atol,
+        "seq_insensitive": seq_insensitive,
+        "timeout_s": load_timeout_s,
+        "recursion_limit": recursion_limit,
+        "stack_mb": stack_mb,
+    }
+    wall = load_timeout_s + sum(float(c[2]) for c in cases) + START_SLACK_S
+    result, lines = await _run(sandbox, spec, wall, Limits(cpu_s=int(wall) + 30))
+    verdicts = [v for v in lines if "status" in v]
+    if verdicts:
+        v = verdicts[0]
+        failed = v.get("input")
+        return PlusVerdict(
+            str(v["status"]),
+            str(v.get("detail", "")),
+            result.duration_s,
+            int(v.get("calls", 0)),
+            int(failed) if isinstance(failed, int) else None,
+            int(v.get("inputs", len(cases))),
+        )
+    if result.reason == "timeout":
+        return PlusVerdict(
+            "timeout", f"timed out after {wall:g}s", result.duration_s, inputs=len(cases)
+        )
+    return PlusVerdict(
+        "fail",
+        f"no verdict: the judge ended ({result.reason})",
+        result.duration_s,
+        inputs=len(cases),
+    )
+
+
+async def run_reference(
+    sandbox: Sandbox,
+    *,
+    program: str,
+    entry_point: str,
+    inputs: list[tuple[Any, ...]],
+    limit_s: float = 10.0,
+    not_none: bool = False,
+    hash_seed: int = 0,
+) -> list[tuple[str, Any, float]]:
+    """Run a trusted reference ``program`` on every input in the sandbox, with
+    ``PYTHONHASHSEED=hash_seed``: one ``(kind, output, seconds)`` per input (see
+    ``_plus_ref.py``). Raises SandboxError when the runner did not report."""
+    spec = {
+        "program": program,
+        "entry_point": entry_point,
+        "inputs": base64.b64encode(marshal.dumps(list(inputs))).decode("ascii"),
+        "limit_s": limit_s,
+        "not_none": not_none,
+    }
+    wall = limit_s * max(1, len(inputs)) + START_SLACK_S
+    big = 512 * 1024 * 1024
+    result = await sandbox.exec(
+        ExecRequest(
+            argv=("{python}", "ref.py"),
+            files={
+                "ref.py": PLUS_REF_SOURCE.replace(
+                    'os.environ.get("RB_PLUS_HASHSEED", "0")', repr(str(int(hash_seed)))
+                )
+            },
+            stdin=json.dumps(spec),
+            timeout_s=wall,
+            limits=Limits(
+                cpu_s=int(wall) + 30, memory_mb=2048, output_bytes=big, output_kill_bytes=big
+            ),
+        )
+    )
+    _, marker, tail = result.stdout.partition(_PLUS_REF_MARKER + "\n")
+    if not marker:
+        why = result.detail or result.stderr.strip()[-600:] or f"reason {result.reason}"
+        raise SandboxError(f"the reference solution did not run ({result.reason}): {why}")
+    records = marshal.loads(base64.b64decode(tail.strip()))
+    if len(records) != len(inputs):
+        raise SandboxError("the reference runner returned a wrong number of records")
+    return [(str(k), v, float(t)) for k, v, t in records]

@@ -543,6 +543,169 @@ def run_hidden(spec, settings):
     emit({**verdict, "calls": link.calls})
 
 
+# --------------------------------------------------------------------------- plus tests
+#
+# The stronger hidden tests (MBPP+, our HumanEval+): the judge holds every input and
+# the reference's expected output, calls the candidate on each input through the proxy
+# and compares here, on the plain values the wire decoded. The comparison follows
+# EvalPlus's rules: equality; a tolerance (``atol``, or 1e-6 when ``atol`` is 0 and the
+# expected value is a float or a flat sequence of floats) with numpy.allclose's rule
+# |out - exp| <= atol + 1e-7 * |exp|, same types and lengths; and three oracles beyond
+# equality: ``set`` (compare as sets), ``not_none`` (the reference returned an object
+# such as re.Match: the expected value is whether it was not None) and ``poly``
+# (HumanEval/32: |poly(xs, out)| <= atol, since correct solutions find different roots).
+
+
+def _is_floats(x):
+    if type(x) is float:
+        return True
+    if type(x) in (list, tuple) and x:
+        return all(type(i) is float for i in x)
+    return False
+
+
+def _seq_norm(x):
+    """Tuples and lists as lists, recursively (not inside sets or dict keys, which must
+    stay hashable): the typed rewording of MBPP turned many of MBPP+'s tuples into
+    lists, so the plus tests judge the values, the base tests the types."""
+    t = type(x)
+    if t is tuple or t is list:
+        return [_seq_norm(i) for i in x]
+    if t is dict:
+        return {k: _seq_norm(v) for k, v in x.items()}
+    return x
+
+
+def _close_num(a, b, atol):
+    if type(a) not in (int, float) or type(b) not in (int, float):
+        return a == b
+    if type(a) is float and type(b) is float and math.isnan(a) and math.isnan(b):
+        return True
+    if (type(a) is float and math.isinf(a)) or (type(b) is float and math.isinf(b)):
+        return a == b
+    return abs(a - b) <= atol + 1e-7 * abs(b)
+
+
+def _poly(xs, x):
+    return sum(c * math.pow(x, i) for i, c in enumerate(xs))
+
+
+def plus_match(out, exp, args, oracle="eq", atol=0.0, seq_insensitive=False):
+    """Whether the candidate's ``out`` is right for ``args`` given the reference's ``exp``."""
+    if oracle == "poly":
+        if type(out) not in (int, float):
+            return False
+        try:
+            return abs(_poly(args[0], out)) <= atol
+        except (OverflowError, ValueError, TypeError):
+            return False
+    if oracle == "not_none":
+        return out == exp if type(out) is bool else exp == (out is not None)
+    if seq_insensitive:
+        out, exp = _seq_norm(out), _seq_norm(exp)
+    if oracle == "set":
+        try:
+            return set(out) == set(exp)
+        except TypeError:
+            return False
+    if out == exp:  # EvalPlus's equality (3 == 3.0, True == 1)
+        return True
+    tol = float(atol) if atol else (1e-6 if _is_floats(exp) else 0.0)
+    if not tol or type(out) is not type(exp):
+        return False
+    if type(exp) in (list, tuple):
+        if len(out) != len(exp):
+            return False
+        return all(_close_num(a, b, tol) for a, b in zip(out, exp, strict=True))
+    return _close_num(out, exp, tol)
+
+
+def _call_text(entry, args):
+    text = ", ".join(short(repr(a), 120) for a in args)
+    return short(f"{entry}({text})", 300)
+
+
+def run_plus(spec, settings):
+    import base64
+
+    blob = base64.b64decode(spec["cases"])
+    cases = marshal.loads(blob)  # [(args tuple, expected, seconds), ...] from the host
+    oracle = str(spec.get("oracle") or "eq")
+    atol = float(spec.get("atol") or 0.0)
+    seq = bool(spec.get("seq_insensitive"))
+    entry = str(spec["entry_point"])
+    load_timeout = float(spec["timeout_s"])
+    link = Link(settings, spec.get("limits"))
+    try:
+        link.start(time.monotonic() + load_timeout)
+    except CandidateLoadError as exc:
+        emit({"status": "error", "detail": str(exc)})
+        return
+    except CandidateTimeout:
+        link.kill()
+        emit(
+            {
+                "status": "timeout",
+                "detail": f"loading the program timed out after {load_timeout:g}s",
+            }
+        )
+        return
+    except CandidateGone as exc:
+        link.kill()
+        emit({"status": "fail", "detail": str(exc)})
+        return
+    verdict = {"status": "pass", "detail": ""}
+    failed = None
+    try:
+        for i, (args, exp, limit) in enumerate(cases):
+            where = f"plus input {i + 1}/{len(cases)}"
+            try:
+                out = link.call(args, {}, time.monotonic() + float(limit))
+            except CandidateTimeout:
+                verdict = {
+                    "status": "timeout",
+                    "detail": f"{where} timed out after {float(limit):g}s",
+                }
+            except CandidateGone as exc:
+                verdict = {"status": "fail", "detail": f"{where}: {exc}"}
+            except CandidateError as exc:
+                if oracle == "not_none" and str(exc).startswith("UnsupportedValue"):
+                    # An object that cannot cross (re.Match) is, at least, not None.
+                    if exp is not True:
+                        verdict = {
+                            "status": "fail",
+                            "detail": f"{where}: got an object, expected {exp!r}",
+                        }
+                else:
+                    verdict = {
+                        "status": "fail",
+                        "detail": f"{where} raised " + short(str(exc), 300),
+                    }
+            except BaseException as exc:
+                verdict = {
+                    "status": "fail",
+                    "detail": f"{where} raised " + short(f"{type(exc).__name__}: {exc}", 300),
+                }
+            else:
+                try:
+                    ok = plus_match(out, exp, args, oracle, atol, seq)
+                except Exception:
+                    ok = False
+                if not ok:
+                    verdict = {
+                        "status": "fail",
+                        "detail": f"{where}: got {short(repr(out), 200)}, expected {short(repr(exp), 200)}",
+                    }
+            if verdict["status"] != "pass":
+                failed = i
+                original = marshal.loads(blob)[i][0]  # the arguments before any mutation
+                verdict["detail"] += " on " + _call_text(entry, original)
+                break
+    finally:
+        link.kill()
+    emit({**verdict, "calls": link.calls, "input": failed, "inputs": len(cases)})
+
+
 def run_tests(spec, settings):
     timeout = float(spec["timeout_s"])
     entry = str(spec["entry_point"])
@@ -666,6 +829,8 @@ def main():
     try:
         if spec.get("mode") == "tests":
             run_tests(spec, settings)
+        elif spec.get("mode") == "plus":
+            run_plus(spec, settings)
         else:
             run_hidden(spec, settings)
     except BaseException as exc:
