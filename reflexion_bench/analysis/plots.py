@@ -53,6 +53,13 @@ def _save(fig: Any, stem: Path) -> list[Path]:
     return paths
 
 
+def _dodge(i: int, n: int, width: float = 0.16) -> float:
+    """A small horizontal offset for series ``i`` of ``n`` at integer x positions, so
+    series with equal values (common: small runs, ties at 0 or 1) sit side by side
+    instead of hiding each other."""
+    return 0.0 if n <= 1 else (i - (n - 1) / 2) * width / (n - 1)
+
+
 def _slug(*parts: str) -> str:
     text = "_".join(parts)
     return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text)
@@ -73,6 +80,7 @@ def plot_trial_curves(
     key = "success_at_trial" if kind == "submitted" else "solved_by_trial"
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
     k_max = 1
+    n = len(groups)
     for i, g in enumerate(groups):
         pts = g[key]
         ks = [k for k, p in enumerate(pts, 1) if p.get("estimate") is not None]
@@ -80,20 +88,27 @@ def plot_trial_curves(
             continue
         k_max = max(k_max, ks[-1])
         est = [pts[k - 1]["estimate"] for k in ks]
-        color = _grey(i, len(groups))
+        color = _grey(i, n)
+        xs = [k + _dodge(i, n) for k in ks]
         ax.plot(
-            ks,
+            xs,
             est,
             linestyle=_STYLES[i % len(_STYLES)],
             marker=_MARKERS[i % len(_MARKERS)],
+            # Every other series hollow: two series on the same point stay visible.
+            markerfacecolor=color if i % 2 == 0 else "white",
             color=color,
+            zorder=3 + i,
             label=f"{g['label']} (n={g['n_tasks']}){_answer_note(g)}",
         )
         if all("low" in pts[k - 1] for k in ks):
+            # Trials are whole numbers: each trial's interval is a flat step over it,
+            # not a slope interpolated between trials.
             ax.fill_between(
-                ks,
+                xs,
                 [pts[k - 1]["low"] for k in ks],
                 [pts[k - 1]["high"] for k in ks],
+                step="mid",
                 color=color,
                 alpha=0.08,
                 linewidth=0,
@@ -116,19 +131,27 @@ def plot_success_vs_budget(
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
     drawn = 0
-    for i, g in enumerate(groups):
+    series = []
+    for g in groups:
         spend = g["spend_curves"].get(axis) or []
         succ = [p.get("estimate") for p in g["success_at_trial"]]
-        pts = [(x, y) for x, y in zip(spend, succ, strict=False) if x is not None and y is not None]
-        if not pts:
+        series.append(
+            [(x, y) for x, y in zip(spend, succ, strict=False) if x is not None and y is not None]
+        )
+    free = any(series) and all(x == 0 for pts in series for x, _ in pts)
+    for i, (g, pts) in enumerate(zip(groups, series, strict=True)):
+        if not pts or free:
             continue
         drawn += 1
+        color = _grey(i, len(groups))
         ax.plot(
             [x for x, _ in pts],
             [y for _, y in pts],
             linestyle=_STYLES[i % len(_STYLES)],
             marker=_MARKERS[i % len(_MARKERS)],
-            color=_grey(i, len(groups)),
+            markerfacecolor=color if i % 2 == 0 else "white",
+            color=color,
+            zorder=3 + i,
             label=f"{g['label']}{_answer_note(g)}",
         )
     ax.set_xlabel(AXIS_LABELS.get(axis, axis))
@@ -137,6 +160,16 @@ def plot_success_vs_budget(
     ax.grid(alpha=0.3)
     if drawn:
         ax.legend(fontsize=7, loc="lower right")
+    elif free:
+        # Every point at x = 0 (a local model, or a price table without this model):
+        # a plot would be a vertical smear, so the figure says what it means instead.
+        what = (
+            "no cost: every call was free (local model or no price)"
+            if axis == "dollars"
+            else f"no {axis} spent"
+        )
+        ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes)
+        ax.set_xticks([])
     else:
         ax.text(0.5, 0.5, f"no {axis} recorded", ha="center", transform=ax.transAxes)
     if title:
