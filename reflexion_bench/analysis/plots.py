@@ -281,6 +281,99 @@ def plot_failure_types(
     return _save(fig, stem)
 
 
+def plot_pass_at_budget(
+    curves: Mapping[str, Sequence[Mapping[str, float]]],
+    stem: Path,
+    *,
+    axis: str = "tokens",
+    budget: float | None = None,
+    title: str = "",
+) -> list[Path]:
+    """pass@1 against the per-task budget, resampled from the logs (see
+    :mod:`reflexion_bench.analysis.equal_budget`), with a 95% band per strategy."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    n = len(curves)
+    for i, (name, pts) in enumerate(curves.items()):
+        if not pts:
+            continue
+        xs = [p["budget"] for p in pts]
+        ax.plot(
+            xs,
+            [p["estimate"] for p in pts],
+            linestyle=_STYLES[i % len(_STYLES)],
+            color=_grey(i, n),
+            label=name,
+        )
+        ax.fill_between(
+            xs, [p["low"] for p in pts], [p["high"] for p in pts], color=_grey(i, n), alpha=0.08
+        )
+    if budget is not None:
+        ax.axvline(budget, color="0.3", linewidth=0.8, linestyle=":")
+        ax.text(budget, 1.0, " budget", fontsize=7, va="top")
+    ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (as run live)")
+    ax.set_ylabel("pass@1 within the budget")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, loc="lower right")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return _save(fig, stem)
+
+
+def plot_pareto(
+    points: Sequence[Mapping[str, Any]], stem: Path, *, axis: str = "tokens", title: str = ""
+) -> list[Path]:
+    """Cost (mean spend per task, as run live) against pass@1 with its 95% CI; the
+    Pareto frontier of the clean runs drawn as a step line."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    for i, p in enumerate(points):
+        if p.get("cost") is None or p.get("accuracy") is None:
+            continue
+        x, y = float(p["cost"]), float(p["accuracy"])
+        yerr = None
+        if p.get("low") is not None and p.get("high") is not None:
+            yerr = [[y - float(p["low"])], [float(p["high"]) - y]]
+        clean = not str(p.get("answer_key", "")).startswith("answer-in-loop")
+        ax.errorbar(
+            [x],
+            [y],
+            yerr=yerr,
+            fmt=_MARKERS[i % len(_MARKERS)],
+            color="0.0" if p.get("on_front") else "0.45",
+            mfc="none" if not clean else None,
+            capsize=2,
+            linewidth=0.8,
+        )
+        note = "" if clean else " [answer-in-loop]"
+        ax.annotate(
+            f"{p['strategy']}{note}", (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points"
+        )
+    front = sorted((float(p["cost"]), float(p["accuracy"])) for p in points if p.get("on_front"))
+    if front:
+        # Extended to the costliest run: everything right of and below the line is dominated.
+        right = max(float(p["cost"]) for p in points if p.get("cost") is not None)
+        if right > front[-1][0]:
+            front.append((right, front[-1][1]))
+        ax.step(
+            [c for c, _ in front],
+            [a for _, a in front],
+            where="post",
+            color="0.0",
+            linewidth=1.0,
+            label="Pareto frontier",
+        )
+        ax.legend(fontsize=7, loc="lower right")
+    ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (mean, as run live)")
+    ax.set_ylabel("pass@1 (final)")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return _save(fig, stem)
+
+
 def write_plots(
     report: dict[str, Any], out_dir: Path, *, axes: Sequence[str] = ("tokens", "dollars", "wall")
 ) -> list[Path]:
@@ -314,4 +407,27 @@ def write_plots(
                 written += plot_self_test_confusion(
                     g, out_dir / f"self_tests_{_slug(bench, g['label'], model)}"
                 )
+    section = report.get("strategies") or {}
+    if section.get("rows"):
+        axis = str(section["axis"])
+        for key, budget in (section.get("budgets") or {}).items():
+            bench, model = key.split(" / ", 1)
+            prefix = f"{bench} / "
+            curves = {
+                name[len(prefix) :].rsplit(" / ", 1)[0]: pts
+                for name, pts in section["curves"].items()
+                if name.startswith(prefix) and name.endswith(f" / {model}")
+            }
+            pts = [p for p in section["pareto"] if (p["benchmark"], p["model"]) == (bench, model)]
+            base = _slug(bench, model)
+            written += plot_pass_at_budget(
+                curves,
+                out_dir / f"pass_at_budget_{axis}_{base}",
+                axis=axis,
+                budget=budget,
+                title=f"{key}: pass@1 vs budget (resampled from the logs)",
+            )
+            written += plot_pareto(
+                pts, out_dir / f"pareto_{axis}_{base}", axis=axis, title=f"{key}: cost vs pass@1"
+            )
     return written

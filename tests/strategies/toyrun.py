@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reflexion_bench.actors.base import Actor
+from reflexion_bench.core.budget import TaskBudget
 from reflexion_bench.core.state import Services
 from reflexion_bench.core.types import GenerateConfig, Message
 from reflexion_bench.evaluators.base import Evaluator
@@ -70,6 +71,7 @@ async def run_toy(
     evaluator: Evaluator | None = None,
     concurrent: int = 1,
     window: int = 1,
+    budget: TaskBudget | None = None,
 ) -> tuple[MockModel, list[dict[str, Any]]]:
     """Run the toy benchmark into ``run_dir``; return the model and the log records."""
     env = ToyEnvironment(words or ["alpha", "beta", "gamma", "delta"])
@@ -84,7 +86,7 @@ async def run_toy(
     ctx = RunContext(
         tasks=env.load_tasks(),
         roles=roles,
-        services=Services(model=model),
+        services=Services(model=model, budget=budget or TaskBudget()),
         memory_factory=WindowMemory,
         memory_window=window,
         benchmark="toy",

@@ -1,0 +1,102 @@
+"""Equal-budget analysis: pass@1 resampled at a budget from call records, the Pareto
+frontier, Holm, and the `strategies` table and figures built from real run folders
+(toy benchmark, scripted model, real runner)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reflexion_bench.analysis.equal_budget import (
+    holm,
+    pareto_front,
+    task_budget_points,
+    verdicts_at_budget,
+)
+from reflexion_bench.analysis.report import build_comparison, write_comparison
+from reflexion_bench.analysis.tables import render
+from reflexion_bench.core.budget import TaskBudget
+from reflexion_bench.strategies.base import Strategy
+from tests.strategies.toyrun import run_toy
+
+
+def call(role: str, p: int, c: int) -> dict[str, Any]:
+    return {"role": role, "prompt_tokens": p, "completion_tokens": c, "cost_usd": 0.0}
+
+
+def trial(task: str, k: int, passed: bool, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"task_id": task, "trial": k, "hidden": {"passed": passed}, "model_calls": calls}
+
+
+def test_budget_points_charge_earlier_trials_fully_and_this_trial_up_to_its_verdict() -> None:
+    recs = [
+        # trial 1: actor 100 + self-test 50 (verdict at 150), then a reflection of 70
+        trial(
+            "t",
+            1,
+            False,
+            [call("actor", 80, 20), call("self_test", 30, 20), call("reflector", 50, 20)],
+        ),
+        # trial 2: verdict at 220 + 100 = 320
+        trial("t", 2, True, [call("actor", 90, 10), call("reflector", 40, 10)]),
+    ]
+    pts = task_budget_points(recs, "tokens")
+    assert pts == {"t": [(150.0, False), (320.0, True)]}
+    assert verdicts_at_budget(pts, 149) == {"t": False}  # nothing paid for: fails
+    assert verdicts_at_budget(pts, 319) == {"t": False}  # trial 1's verdict
+    assert verdicts_at_budget(pts, 320) == {"t": True}
+    assert verdicts_at_budget(pts, 10**6) == {"t": True}
+    assert task_budget_points(recs, "calls") == {"t": [(2.0, False), (4.0, True)]}
+    with pytest.raises(ValueError, match="wall"):
+        task_budget_points(recs, "wall")
+
+
+def test_pareto_front_keeps_only_undominated_points() -> None:
+    pts = [(100.0, 0.5), (200.0, 0.5), (150.0, 0.6), (300.0, 0.7), (90.0, 0.2), (300.0, 0.65)]
+    # (200, .5) is dominated by (150, .6); (300, .65) by (300, .7)
+    assert pareto_front(pts) == [4, 0, 2, 3]
+
+
+def test_holm_matches_the_textbook_step_down() -> None:
+    # sorted p: .01 (x3 = .03), .03 (x2 = .06), .04 (x1 = .04 -> monotone .06)
+    assert holm([0.04, 0.01, 0.03]) == pytest.approx([0.06, 0.03, 0.06])
+    assert holm([]) == []
+
+
+async def test_strategies_table_and_figures_from_real_run_folders(tmp_path: Path) -> None:
+    words = ["alpha", "beta", "gamma", "delta"]
+    root = tmp_path / "runs"
+    for strategy in (
+        Strategy(name="retry", memory_content="none", max_trials=4),
+        Strategy(name="reflexion", memory_content="reflection", max_trials=4),
+        Strategy(name="raw_log", memory_content="raw_log", max_trials=4),
+    ):
+        await run_toy(root / strategy.name, strategy, words=words, budget=TaskBudget(tokens=60))
+    report = build_comparison([root], n_resamples=200)
+    section = report["strategies"]
+    rows = {r["strategy"]: r for r in section["rows"]}
+    assert set(rows) == {"retry", "reflexion", "raw_log"}
+    assert all(r["budget"] == 60.0 and r["n"] == 4 for r in rows.values())
+    assert "vs_retry" not in rows["retry"] and "vs_reflexion" in rows["retry"]
+    vs = rows["raw_log"]["vs_retry"]
+    assert vs["n_common"] == 4 and 0.0 <= vs["p"] <= vs["p_holm"] <= 1.0
+    # Every task stopped for a logged reason, and the budget was honoured.
+    for r in rows.values():
+        assert sum(r["stop_reasons"].values()) == 4
+        assert set(r["stop_reasons"]) <= {"self_test_pass", "max_trials", "budget.tokens"}
+    # The scripted reflexion run reaches the budget on beta (memory makes prompts long):
+    # its verdict at the budget is read before the overshooting trial.
+    assert rows["reflexion"]["stop_reasons"].get("budget.tokens") == 1
+    assert (
+        rows["reflexion"]["pass_at_budget"]["estimate"]
+        < rows["reflexion"]["final_as_run"]["estimate"]
+    )
+    md = render(report, "md", ["strategies"])
+    assert "Holm p vs retry" in md and "pass@1 at budget" in md
+    written = write_comparison(report, tmp_path / "report")
+    names = {p.name for p in written}
+    assert any(n.startswith("pareto_calls_") or n.startswith("pareto_tokens_") for n in names)
+    assert any(n.startswith("pass_at_budget_") for n in names)
+    assert "table_strategies.csv" in names
