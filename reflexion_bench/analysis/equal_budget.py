@@ -126,6 +126,19 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return [float(p) for p in multipletests(list(pvalues), method="holm")[1]]
 
 
+def min_discordant(alpha: float = 0.05, comparisons: int = 1) -> int:
+    """The fewest discordant tasks, all favouring one strategy, for which the exact
+    McNemar test gives p < alpha / comparisons (Holm's strictest step): what a paired
+    sample can detect at best. A difference with discordant tasks on both sides needs
+    more."""
+    from scipy.stats import binomtest
+
+    d = 1
+    while binomtest(d, d, 0.5).pvalue >= alpha / comparisons:
+        d += 1
+    return d
+
+
 def run_budget(records: Sequence[Mapping[str, Any]], axis: str) -> float | None:
     """The per-task budget on ``axis`` the run was given (from its final trials), if one."""
     key = {"tokens": "tokens", "calls": "calls", "dollars": "usd"}.get(axis)
@@ -274,8 +287,16 @@ def equal_budget_section(
             pts[i]["on_front"] = True
     for p in pareto:
         p.setdefault("on_front", False)
+    family = max((sum(1 for r in rows if f"vs_{ref}" in r) for ref in REFERENCES), default=0)
+    n_max = max((r["n"] for r in rows), default=0)
     return {
         "axis": axis,
+        "detectable": {
+            "n_tasks": n_max,
+            "comparisons_per_reference": family,
+            "min_one_sided_discordant": min_discordant(0.05, 1),
+            "min_one_sided_discordant_holm": min_discordant(0.05, max(1, family)),
+        },
         "budgets": budgets_used,
         "rows": rows,
         "curves": curves,

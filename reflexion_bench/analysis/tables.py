@@ -865,7 +865,7 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " overshoot the budget by the last trial; diff: pass@1 at budget minus the"
             " reference's on common tasks, paired bootstrap 95% CI; exact McNemar p and"
             " Holm-adjusted p within each reference's comparisons; partial: fewer tasks"
-            " than the largest run)"
+            " than the largest run" + _detectable(report) + ")"
         )
     if name == "main":
         return (
@@ -876,6 +876,22 @@ def _note(name: str, report: dict[str, Any]) -> str:
     if name == "self_tests":
         return " (rates per self-test verdict, as in the paper's Table 2: TP+FP = 1, FN+TN = 1)"
     return ""
+
+
+def _detectable(report: dict[str, Any]) -> str:
+    det = (report.get("strategies") or {}).get("detectable") or {}
+    if not det.get("n_tasks"):
+        return ""
+    n = int(det["n_tasks"])
+    d1 = int(det["min_one_sided_discordant"])
+    dh = int(det["min_one_sided_discordant_holm"])
+    return (
+        f"; what {n} paired tasks can detect: an exact McNemar p < 0.05 needs at least {d1}"
+        f" discordant tasks all favouring one side ({100 * d1 / n:.1f} points of pass@1), and"
+        f" under Holm across {det['comparisons_per_reference']} comparisons the smallest p"
+        f" must be below 0.05/{det['comparisons_per_reference']}: at least {dh} one-sided"
+        f" discordant tasks ({100 * dh / n:.1f} points); discordant tasks on both sides need more"
+    )
 
 
 def _md_note(name: str, report: dict[str, Any]) -> str:

@@ -100,3 +100,12 @@ async def test_strategies_table_and_figures_from_real_run_folders(tmp_path: Path
     assert any(n.startswith("pareto_calls_") or n.startswith("pareto_tokens_") for n in names)
     assert any(n.startswith("pass_at_budget_") for n in names)
     assert "table_strategies.csv" in names
+
+
+def test_min_discordant_is_the_exact_binomial_threshold() -> None:
+    from reflexion_bench.analysis.equal_budget import min_discordant
+
+    # two-sided exact p of d out of d discordant tasks = 2 / 2**d:
+    # 5 -> 0.0625, 6 -> 0.031 (< 0.05); 8 -> 0.0078, 9 -> 0.0039 (< 0.05 / 8)
+    assert min_discordant(0.05, 1) == 6
+    assert min_discordant(0.05, 8) == 9
