@@ -287,15 +287,15 @@ def equal_budget_section(
             pts[i]["on_front"] = True
     for p in pareto:
         p.setdefault("on_front", False)
-    family = max((sum(1 for r in rows if f"vs_{ref}" in r) for ref in REFERENCES), default=0)
+    n_family = max((sum(1 for r in rows if f"vs_{ref}" in r) for ref in REFERENCES), default=0)
     n_max = max((r["n"] for r in rows), default=0)
     return {
         "axis": axis,
         "detectable": {
             "n_tasks": n_max,
-            "comparisons_per_reference": family,
+            "comparisons_per_reference": n_family,
             "min_one_sided_discordant": min_discordant(0.05, 1),
-            "min_one_sided_discordant_holm": min_discordant(0.05, max(1, family)),
+            "min_one_sided_discordant_holm": min_discordant(0.05, max(1, n_family)),
         },
         "budgets": budgets_used,
         "rows": rows,
