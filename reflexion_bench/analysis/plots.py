@@ -72,13 +72,28 @@ def _clusters(groups: Sequence[dict[str, Any]]) -> dict[tuple[str, str], list[di
     return out
 
 
-def plot_trial_curves(
-    groups: Sequence[dict[str, Any]], stem: Path, *, kind: str = "submitted", title: str = ""
-) -> list[Path]:
-    """Success vs trial, one line per strategy, with 95% CI bands where known."""
-    plt = _plt()
+def panel_grid(
+    n: int, ncols: int = 2, size: tuple[float, float] = (5.2, 3.6)
+) -> tuple[Any, list[Any]]:
+    """A figure of ``n`` panels in rows of at most ``ncols`` (not a 1 x n strip that
+    shrinks each panel to a sliver), unused cells hidden; returns (figure, axes).
+    For notebooks: pyplot's own backend is kept (inline), unlike the saved figures."""
+    import matplotlib.pyplot as plt
+    cols = max(1, min(ncols, n))
+    rows = max(1, -(-n // cols))
+    fig, grid = plt.subplots(rows, cols, figsize=(size[0] * cols, size[1] * rows), squeeze=False)
+    axes = [ax for row in grid for ax in row]
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+def draw_trial_curves(
+    ax: Any, groups: Sequence[dict[str, Any]], *, kind: str = "submitted"
+) -> None:
+    """Success vs trial on ``ax``, one line per group, with step CI bands (see
+    :func:`plot_trial_curves`; the notebooks draw their panels with it)."""
     key = "success_at_trial" if kind == "submitted" else "solved_by_trial"
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
     k_max = 1
     n = len(groups)
     for i, g in enumerate(groups):
@@ -119,6 +134,15 @@ def plot_trial_curves(
     ax.set_xticks(range(1, k_max + 1))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
+
+
+def plot_trial_curves(
+    groups: Sequence[dict[str, Any]], stem: Path, *, kind: str = "submitted", title: str = ""
+) -> list[Path]:
+    """Success vs trial, one line per strategy, with 95% CI bands where known."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    draw_trial_curves(ax, groups, kind=kind)
     if title:
         ax.set_title(title, fontsize=9)
     return _save(fig, stem)
