@@ -545,7 +545,7 @@ def import_programming(
                 "extra": {"rescored": True, "duration_s": res.get("duration_s")},
             }
             program = res.get("program")
-            if isinstance(program, str) and program != solution:
+            if isinstance(program, str) and program.strip() != solution.strip():
                 candidate = program
                 extra["logged_solution"] = solution
                 (body_under_prompt if det.language == "python" else rust_changed).append(tid)
