@@ -10,9 +10,9 @@ run log only (the self-test-reliability study, issue 21; the paper's Table 2 que
   rewritten into a wrong one because its self-tests were wrong; the table counts it
   from the verdicts rather than assuming it, and shows breaks with any other cause
   apart (``breaks_other``, e.g. loops that do not stop on a pass).
-- :func:`elapsed_s`: the run's wall-clock span from the log (first trial start to last
-  trial end; tasks run concurrently, so this is what a user waits, unlike the sum of
-  per-trial times).
+- :func:`elapsed_s`: the run's wall-clock time from the log (the union of its trials'
+  intervals: tasks run concurrently, so this is what a user waits, unlike the sum of
+  per-trial times; the pause of an interrupted and resumed run is left out).
 """
 
 from __future__ import annotations
@@ -116,10 +116,11 @@ def rewrites(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def elapsed_s(records: Sequence[dict[str, Any]]) -> float | None:
-    """Wall-clock span of the run: earliest (end time - trial wall time) to latest end
-    time over its trials; None when the log lacks times. A run resumed later counts the
-    pause too (the span, not the busy time)."""
-    starts, ends = [], []
+    """Wall-clock time during which the run had a trial in flight: the union of the
+    trials' intervals (end time minus trial wall time, to end time). Concurrent trials
+    overlap, so this is what a user waits; a pause between an interrupted run and its
+    resume is not counted. None when the log lacks times."""
+    spans = []
     for r in records:
         t, wall = r.get("time"), r.get("wall_time_s")
         if not isinstance(t, str) or wall is None:
@@ -128,6 +129,14 @@ def elapsed_s(records: Sequence[dict[str, Any]]) -> float | None:
             end = datetime.fromisoformat(t).timestamp()
         except ValueError:
             continue
-        ends.append(end)
-        starts.append(end - float(wall))
-    return max(ends) - min(starts) if ends else None
+        spans.append((end - float(wall), end))
+    if not spans:
+        return None
+    total, (lo, hi) = 0.0, sorted(spans)[0]
+    for start, end in sorted(spans)[1:]:
+        if start > hi:
+            total += hi - lo
+            lo, hi = start, end
+        else:
+            hi = max(hi, end)
+    return total + hi - lo

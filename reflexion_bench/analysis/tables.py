@@ -28,7 +28,8 @@ Tables:
 - ``rewrites``: what became of correct programs the self-tests rejected (false
   negatives): rewritten into a wrong one, into another right one, or submitted anyway;
   fixes, breaks and tasks lost (see :mod:`reflexion_bench.analysis.feedback`).
-- ``elapsed``: each row's wall-clock span from its log and tasks solved per hour.
+- ``elapsed``: each row's wall-clock time with a trial in flight (from its log) and
+  tasks solved per hour.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ TITLES = {
     "budget": "Success at an equal budget",
     "self_test_trials": "Self-test quality by trial (self-test verdict vs hidden tests)",
     "rewrites": "Correct programs the self-tests rejected: what the loop made of them",
-    "elapsed": "Wall-clock span and tasks solved per hour",
+    "elapsed": "Wall-clock time with trials in flight, and tasks solved per hour",
     "strategies": "Strategies at equal budget: pass@1 at the budget, paired tests vs retry and reflexion (Holm)",
 }
 
@@ -196,7 +197,7 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
         data["failure_types_by_trial"] = failures
     data["self_test_by_trial"] = confusion_by_trial(group.records)
     data["rewrites"] = rewrites(group.records)
-    # Pooled shards ran apart: their spans add up (None if any log lacks times).
+    # Pooled shards ran apart: their times add up (None if any log lacks times).
     spans = [elapsed_s(r.records) for r in group.runs]
     data["elapsed_s"] = None if not spans or None in spans else sum(s for s in spans if s)
     bon = best_of_n_for_budget(group.records) if group.strategy.startswith("reflexion") else None

@@ -96,13 +96,16 @@ def test_unknown_hidden_verdicts_are_not_counted() -> None:
     assert (out["fn"], out["fixes"], out["breaks"]) == (0, 0, 0)
 
 
-def test_elapsed_is_the_span_of_concurrent_trials() -> None:
+def test_elapsed_is_the_union_of_trial_intervals() -> None:
     records = [
         rec("A", 1, True, True, time="2026-12-01T10:01:00+00:00", wall=60.0),  # 10:00-10:01
         rec("B", 1, True, True, time="2026-12-01T10:02:30+00:00", wall=120.0),  # 10:00:30-
-        rec("C", 1, True, True, time="2026-12-01T10:05:00+00:00", wall=30.0),
+        rec("C", 1, True, True, time="2026-12-01T10:05:00+00:00", wall=30.0),  # 10:04:30-
+        # resumed an hour later: the pause is not counted
+        rec("D", 1, True, True, time="2026-12-01T11:10:00+00:00", wall=100.0),
+        rec("D", 2, True, True, time="2026-12-01T11:09:00+00:00", wall=20.0),  # inside D1
     ]
-    assert elapsed_s(records) == pytest.approx(300.0)
+    assert elapsed_s(records) == pytest.approx(150.0 + 30.0 + 100.0)
     assert elapsed_s([{"task_id": "A", "trial": 1}]) is None
 
 
