@@ -7,8 +7,8 @@ Runs inside the sandbox as ``{python} ref.py``. It first re-executes itself with
 reference that returns ``tuple(set(...))`` gives the same expected value each time),
 then reads from stdin the reference program, the entry point's name and the inputs (a
 base64 ``marshal`` of a list of argument tuples), calls the reference on a deep copy of
-each input under a per-input time cap and prints, after a marker line, a base64
-``marshal`` of one record per input: ``("ok", output, seconds)``, ``("exc", name,
+each input under a per-input time cap and prints one line per input, the marker then a
+base64 ``marshal`` of its record: ``("ok", output, seconds)``, ``("exc", name,
 seconds)``, ``("timeout", None, cap)`` or ``("unsupported", type name, seconds)`` (an
 output that cannot cross as plain data). With ``not_none`` the output recorded is
 whether the reference returned something other than None (MBPP+'s ``re.Match`` tasks).
@@ -90,22 +90,28 @@ def main():
     exec(compile(spec["program"], "reference.py", "exec"), ns)
     fn = ns[spec["entry_point"]]
     signal.signal(signal.SIGALRM, _alarm)
-    records = []
+    # A reference stuck in C code (building a list of millions of tuples) never sees
+    # SIGALRM: a CPU timer with the default action ends the process instead. Records go
+    # out one line at a time, so the host keeps those written and resumes after the input
+    # that killed the process.
+    signal.signal(signal.SIGPROF, signal.SIG_DFL)
     total = 0
     for args in inputs:
         args = copy.deepcopy(args)
         start = time.perf_counter()
         try:
             signal.setitimer(signal.ITIMER_REAL, cap)
+            signal.setitimer(signal.ITIMER_PROF, 2 * cap + 1)
             try:
                 out = fn(*args)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
         except _Timeout:
-            records.append(("timeout", None, cap))
+            _emit(("timeout", None, cap))
             continue
         except BaseException as exc:
-            records.append(("exc", type(exc).__name__, time.perf_counter() - start))
+            _emit(("exc", type(exc).__name__, time.perf_counter() - start))
             continue
         took = time.perf_counter() - start
         if not_none:
@@ -114,17 +120,20 @@ def main():
             out = _plain(out)
             size = len(marshal.dumps(out))
         except (TypeError, ValueError, RecursionError):
-            records.append(("unsupported", type(out).__name__, took))
+            _emit(("unsupported", type(out).__name__, took))
             continue
         # The sandbox carries ~64 MB of output: an expected value of megabytes (MBPP+
         # has inputs whose answer is millions of tuples) is dropped, not sent.
         if size > MAX_OUTPUT or total + size > MAX_TOTAL:
-            records.append(("unsupported", f"output of {size} bytes", took))
+            _emit(("unsupported", f"output of {size} bytes", took))
             continue
         total += size
-        records.append(("ok", out, took))
-    data = base64.b64encode(marshal.dumps(records)).decode("ascii")
-    sys.stdout.write(MARKER + "\n" + data + "\n")
+        _emit(("ok", out, took))
+
+
+def _emit(record):
+    data = base64.b64encode(marshal.dumps(record)).decode("ascii")
+    sys.stdout.write(MARKER + data + "\n")
     sys.stdout.flush()
 
 

@@ -48,7 +48,7 @@ from typing import Any
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.types import Task
 from reflexion_bench.judge import PLUS_REF_SOURCE, PlusVerdict, judge_plus, run_reference
-from reflexion_bench.sandbox.base import Sandbox, SandboxError
+from reflexion_bench.sandbox.base import Sandbox
 
 #: The generated HumanEval+ inputs shipped with the package.
 HUMANEVAL_PLUS_INPUTS = (
@@ -389,7 +389,15 @@ class PlusTests:
                 if records is not None and len(records) != len(suite.inputs):
                     records = None
             if records is None:
-                records = await self._run_split(sandbox, suite, list(range(len(suite.inputs))))
+                records = await run_reference(
+                    sandbox,
+                    program=suite.reference,
+                    entry_point=suite.entry_point,
+                    inputs=suite.inputs,
+                    limit_s=self.reference_limit_s,
+                    not_none=suite.not_none,
+                    hash_seed=HASH_SEED,
+                )
                 if path is not None:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -397,33 +405,6 @@ class PlusTests:
                     os.replace(tmp, path)
             self._memo[key] = records
             return records
-
-    async def _run_split(
-        self, sandbox: Sandbox, suite: PlusSuite, idx: list[int]
-    ) -> list[tuple[str, Any, float]]:
-        """Run the reference on the inputs ``idx``; when the whole run hits a limit of
-        the sandbox (memory: MBPP+ has inputs whose answer is gigabytes), halve it until
-        the inputs that cause it stand alone, and drop those (``limit``)."""
-        try:
-            return await run_reference(
-                sandbox,
-                program=suite.reference,
-                entry_point=suite.entry_point,
-                inputs=[suite.inputs[i] for i in idx],
-                limit_s=self.reference_limit_s,
-                not_none=suite.not_none,
-                hash_seed=HASH_SEED,
-            )
-        except SandboxError as exc:
-            if "did not run" not in str(exc) or not idx:
-                raise
-            if len(idx) == 1:
-                return [("limit", str(exc)[:200], 0.0)]
-            half = len(idx) // 2
-            return [
-                *(await self._run_split(sandbox, suite, idx[:half])),
-                *(await self._run_split(sandbox, suite, idx[half:])),
-            ]
 
     async def cases(
         self, sandbox: Sandbox, suite: PlusSuite
