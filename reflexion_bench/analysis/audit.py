@@ -448,9 +448,32 @@ def rescore_plus(run: ImportedRun) -> dict[str, bool] | None:
     the tasks of ``run`` that the plus tests cover (the programs are
     ``run.final_records()[i]["candidate"]``, assembled as the original harness did).
     ``claims.json`` then fills ``rescored_plus`` and the pairs' ``rescored_plus`` test.
-    No plus scorer exists yet, so every run gets None.
+
+    Wired to :func:`reflexion_bench.analysis.plus_rescore.plus_verdicts` (issue 19) for
+    the Python HumanEval/MBPP logs that a claim cites (other logs: None, to keep the
+    audit's time bounded): base tests then plus tests, in the local sandbox; a task
+    without plus inputs keeps its base verdict. MBPP's plus inputs come from
+    ``evalplus/MbppPlus-v1.jsonl`` beside the repository folder (the data folder);
+    expected outputs are cached under ``$REFLEXION_BENCH_CACHE`` or
+    ``~/.cache/reflexion-bench``.
     """
-    return None
+    import os
+
+    from reflexion_bench.analysis.plus_rescore import plus_verdicts
+
+    source = str(run.source).replace("\\", "/")
+    if not any(source.endswith(c.file) for c in CLAIMS):
+        return None
+    data_dir = next(
+        (p.parent for p in run.source.parents if p.name == "reflexion-original-repo"), None
+    )
+    programs = {
+        str(r["task_id"]): str(r["candidate"]) for r in run.final_records() if r.get("candidate")
+    }
+    cache = os.environ.get("REFLEXION_BENCH_CACHE") or str(
+        Path.home() / ".cache" / "reflexion-bench"
+    )
+    return plus_verdicts(run.source, programs or None, data_dir=data_dir, cache_dir=cache)
 
 
 # --------------------------------------------------------------------------- rescoring plan

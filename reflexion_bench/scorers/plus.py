@@ -164,12 +164,13 @@ def restore_shape(value: Any, template: Any) -> Any:
     return value
 
 
-def _same_kind(value: Any, elems: Iterable[Any]) -> Any:
+def _same_kind(value: Any, elems: tuple[Any, ...]) -> Any:
     seq = isinstance(value, list | tuple)
     for t in elems:
         if isinstance(t, tuple | list | set | frozenset) == seq:
             return t
-    return None
+    # A sequence nested deeper than the sample: shaped like the sample itself.
+    return elems if seq else None
 
 
 def _ann_parts(ann: ast.expr | None) -> tuple[str, list[ast.expr]]:
