@@ -162,10 +162,30 @@ def redact_dirname(text: str) -> str:
     return ",".join(parts).replace(MASK, "REDACTED")
 
 
+#: The project's folder (the one holding configs/): where relative data paths fall back to.
+PROJECT_ROOT = CONFIG_DIR.parent
+
+
+def project_path(path: str) -> str:
+    """``path`` made absolute: as given if absolute; a relative one against the working
+    directory when it exists there, else against the project's folder (so a run
+    started from another directory still finds ``../shared/data``)."""
+    p = Path(str(path)).expanduser()
+    if p.is_absolute():
+        return str(p)
+    here = (Path.cwd() / p).resolve()
+    if here.exists():
+        return str(here)
+    return str((PROJECT_ROOT / p).resolve())
+
+
 def register_resolvers() -> None:
-    """OmegaConf resolvers of this project (``${redact_dirname:...}``); idempotent."""
+    """OmegaConf resolvers of this project (``${redact_dirname:...}``,
+    ``${project_path:...}``); idempotent."""
     if not OmegaConf.has_resolver("redact_dirname"):
         OmegaConf.register_new_resolver("redact_dirname", redact_dirname)
+    if not OmegaConf.has_resolver("project_path"):
+        OmegaConf.register_new_resolver("project_path", project_path)
 
 
 def config_text(cfg: DictConfig) -> str:

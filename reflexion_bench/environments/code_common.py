@@ -178,8 +178,11 @@ def read_jsonl(path: Path, key: str) -> Iterator[dict[str, Any]]:
     """Rows of a (optionally gzipped) JSONL file; a missing file or a bad line is a
     :class:`DatasetError` naming the config ``key`` and the path."""
     if not path.is_file():
+        where = "" if path.is_absolute() else f", relative to {Path.cwd()}"
         raise DatasetError(
-            f"dataset file not found: {path} (set `{key}` to an existing JSONL file)"
+            f"dataset file not found: {path.resolve()} (`{key}` = {path}{where}; set "
+            f"`{key}`, or `paths.data_dir` / $REFLEXION_BENCH_DATA for the shared data, "
+            "to an existing JSONL file)"
         )
     opener = gzip.open if path.suffix == ".gz" else open
     lineno = 0

@@ -383,6 +383,21 @@ async def _close(ctx: RunContext) -> None:
         await ctx.services.sandbox.aclose()
 
 
+def _absolute_data_dir(cfg: DictConfig) -> None:
+    """``paths.data_dir`` made absolute (see :func:`reflexion_bench.config.project_path`):
+    a relative one given on the command line is found from any working directory, and
+    config.yaml records where the data came from."""
+    from omegaconf import open_dict
+
+    from reflexion_bench.config import project_path
+
+    paths = cfg.get("paths")
+    value = paths.get("data_dir") if isinstance(paths, DictConfig) else None
+    if isinstance(value, str) and value:
+        with open_dict(paths):
+            paths.data_dir = project_path(value)
+
+
 async def run_experiment(cfg: DictConfig, run_dir: Path, label: str = "") -> dict[str, Any]:
     """Build, run, and summarise one experiment into ``run_dir``.
 
@@ -398,6 +413,7 @@ async def run_experiment(cfg: DictConfig, run_dir: Path, label: str = "") -> dic
     run_dir.mkdir(parents=True, exist_ok=True)
     # `auto` settings become numbers first: config.yaml, the resume check, provenance
     # and the cache key see what this run uses.
+    _absolute_data_dir(cfg)
     for note in resolve_auto(cfg):
         log.info("auto: %s", note)
         if cfg.get("progress", True):
