@@ -30,7 +30,8 @@ With ``--embedded`` (the local models, each through the layer with the cache off
 
 Parts 1-2 take about 2-3 minutes on 2 cores; 3-5 about 30 minutes for both models and
 2 rounds (quiet machine: a busy one makes `auto` choose 1 thread, and the figures wrong).
-Smoke settings: ``--models smollm2 --tasks 1 --rounds 1 --max-tokens 32``.
+Smoke settings: ``--models smollm2 --tasks 1 --rounds 1 --max-tokens 16 --settle-s 0
+--quickstart-extra "generate.max_tokens=32 strategy.max_trials=1"``.
 """
 
 from __future__ import annotations
@@ -252,7 +253,7 @@ async def tokens_per_s(options: list[str], max_tokens: int) -> None:
         f"\n3) tokens/s, {max(len(PROMPTS), 1)}+ code prompts x {max_tokens} tokens, "
         "wall clock (prompt processing included)"
     )
-    print(f"   {'model':<28} {'setting':<34} {'settings':<28} {'tok/s':>7} {'vs old':>7}")
+    print(f"   {'model':<28} {'setting':<36} {'settings':<28} {'tok/s':>7} {'vs old':>7}")
     for option in options:
         base = None
         for label, settings, busy in (
@@ -270,7 +271,7 @@ async def tokens_per_s(options: list[str], max_tokens: int) -> None:
                 await model.aclose()
             base = base or rate
             print(
-                f"   {model.name:<28} {label:<34} {_describe(model):<28} {rate:>7.1f} "
+                f"   {model.name:<28} {label:<36} {_describe(model):<28} {rate:>7.1f} "
                 f"{rate / base:>6.2f}x   ({tokens} tokens, load avg {os.getloadavg()[0]:.1f})",
                 flush=True,
             )
@@ -328,7 +329,10 @@ async def greedy_across_slots(option: str, n: int, max_tokens: int) -> None:
 # ----------------------------------------------------------------------------- part 5
 
 
-def _settle(max_wait_s: float = 120.0) -> float:
+SETTLE_S = 120.0
+
+
+def _settle(max_wait_s: float | None = None) -> float:
     """Wait (bounded) for the 1-minute load average to fall below the cores less one half.
 
     The previous run's own load lingers in the average for a minute or two, and
@@ -338,7 +342,7 @@ def _settle(max_wait_s: float = 120.0) -> float:
     from reflexion_bench.models.resources import available_cores
 
     limit = available_cores() - 0.5
-    deadline = time.monotonic() + max_wait_s
+    deadline = time.monotonic() + (SETTLE_S if max_wait_s is None else max_wait_s)
     while os.getloadavg()[0] >= limit and time.monotonic() < deadline:
         time.sleep(5)
     return os.getloadavg()[0]
@@ -431,7 +435,14 @@ def main() -> None:
         default="",
         help="extra overrides of the quickstart runs (smoke: 'generate.max_tokens=32')",
     )
+    parser.add_argument(
+        "--settle-s",
+        type=float,
+        default=SETTLE_S,
+        help="longest wait before each embedded row for the load to settle (0: none)",
+    )
     args = parser.parse_args()
+    globals()["SETTLE_S"] = args.settle_s
     print(f"bench_models: python pid {os.getpid()}, {os.cpu_count()} CPUs")
     if not args.skip_layer:
         asyncio.run(overhead(args.calls))
