@@ -63,8 +63,8 @@ class CodeScorer:
                 raise ConfigError(
                     "scorer.mbpp_plus_path",
                     mbpp_plus_path,
-                    "the path of MbppPlus-v1.jsonl (evalplus/ in the data folder), or null "
-                    "for no MBPP plus tests",
+                    "the path of MbppPlus-v1.jsonl (evalplus/ in the data folder: set "
+                    "paths.data_dir), or null when no MBPP task needs plus tests",
                 )
             if humaneval_plus_path and not Path(humaneval_plus_path).expanduser().is_file():
                 raise ConfigError(
