@@ -109,9 +109,9 @@ CLAIMS: tuple[Claim, ...] = (
         "gpt-4",
         0.801,
         HE_PY_BASE,
-        "the one-attempt GPT-4 log of all 164 problems; it records 141/164 (86.0%), not the "
-        "printed 80.1 (no log of the repository gives 80.1; simple_test_run's early GPT-4 "
-        "run gives 134/164)",
+        "the one-attempt GPT-4 log of all 164 problems; it records 141/164 (86.0%). The "
+        "printed 80.1 is k/164 for no k (131/164 = 79.9, 132/164 = 80.5), so it is not a "
+        "share of these problems; simple_test_run's early GPT-4 run gives 134/164",
     ),
     Claim(
         "t1-humaneval-py-reflexion",
@@ -170,6 +170,7 @@ CLAIMS: tuple[Claim, ...] = (
         "gpt-4",
         0.709,
         P + "simple_mbpp_rs/mbpp-rs._simple_1_gpt-4_pass_at_k_1_rs.jsonl",
+        "the printed 70.9 is 251/354, one task fewer than this log's 252",
     ),
     Claim(
         "t1-mbpp-rs-reflexion",
@@ -179,6 +180,7 @@ CLAIMS: tuple[Claim, ...] = (
         "gpt-4",
         0.754,
         P + "reflexion_mbpp_rs/mbpp-rs._reflexion_5_gpt-4_pass_at_k_1_rs.jsonl",
+        "the printed 75.4 is 267/354, one task fewer than this log's 268",
     ),
     Claim(
         "t1-leetcode-py-base",
