@@ -169,7 +169,13 @@ atexit.register(_stop_all)
 
 
 def _start_server(
-    path: Path, n_threads: int, n_ctx: int, n_parallel: int, n_batch: int, verbosity: int
+    path: Path,
+    n_threads: int,
+    n_ctx: int,
+    n_parallel: int,
+    n_batch: int,
+    verbosity: int,
+    poll: int | None = None,
 ) -> _Running:
     import xllamacpp  # lazily: only when the embedded model is chosen
 
@@ -181,6 +187,11 @@ def _start_server(
     params.n_batch = n_batch
     params.cpuparams.n_threads = n_threads
     params.cpuparams_batch.n_threads = n_threads
+    if poll is not None:
+        # llama.cpp's busy-wait level (0-100, its default 50): 0 makes waiting threads
+        # sleep, which matters when other processes share the cores.
+        params.cpuparams.poll = poll
+        params.cpuparams_batch.poll = poll
     params.hostnames = ["127.0.0.1"]  # loopback only
     params.port = 0  # a free port, read back from listening_address
     params.ui = False
@@ -242,6 +253,8 @@ class EmbeddedModel(ModelClient):
             (``ctx_per_slot`` x ``n_parallel``).
         n_parallel: Server slots decoding concurrently, or ``auto`` (2 per core, <= 8).
         ctx_per_slot: Context per slot when ``n_ctx`` is ``auto``.
+        poll: llama.cpp's busy-wait level of its threads (0-100; None: its default, 50).
+            Speed only: not in the identity.
         n_batch: Prompt-processing batch size.
         timeout_s: HTTP timeout of one generation (the layer also bounds every call).
         exclusive: Wait for a machine-wide lock so that only one process serves a model
@@ -266,6 +279,7 @@ class EmbeddedModel(ModelClient):
         n_parallel: int | str = 1,
         n_batch: int = 512,
         ctx_per_slot: int = 4096,
+        poll: int | None = None,
         timeout_s: float = 600.0,
         exclusive: bool = False,
         verbosity: int = 0,
@@ -289,6 +303,9 @@ class EmbeddedModel(ModelClient):
         self.n_ctx = settings.n_ctx
         self.n_parallel = settings.n_parallel
         self.n_batch = n_batch
+        if poll is not None and (isinstance(poll, bool) or not 0 <= int(poll) <= 100):
+            raise ConfigError("model.poll", poll, "null or an integer in [0, 100]")
+        self.poll = None if poll is None else int(poll)
         self.timeout_s = float(timeout_s)
         self.exclusive = exclusive
         self.verbosity = verbosity
@@ -347,7 +364,7 @@ class EmbeddedModel(ModelClient):
             await asyncio.to_thread(self._acquire_exclusive)
         try:
             path = await asyncio.to_thread(self.model_file)
-            key = (str(path), self.n_threads, self.n_ctx, self.n_parallel, self.n_batch)
+            key = (str(path), self.n_threads, self.n_ctx, self.n_parallel, self.n_batch, self.poll)
             running = await asyncio.to_thread(self._server_for, key, path)
         except BaseException:
             self._release_exclusive()
@@ -382,6 +399,7 @@ class EmbeddedModel(ModelClient):
                         self.n_parallel,
                         self.n_batch,
                         self.verbosity,
+                        self.poll,
                     )
                 except Exception as exc:
                     raise ModelError(

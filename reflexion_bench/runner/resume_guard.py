@@ -75,6 +75,7 @@ FREE_LEAVES = frozenset(
         # slot reaches results only through n_ctx, which is compared (resolved).
         "n_threads",
         "ctx_per_slot",
+        "poll",
     }
 )
 

@@ -164,3 +164,12 @@ def test_the_run_records_the_resolved_numbers(tmp_path: Path) -> None:
     assert saved["model"]["n_ctx"] == 4096 * min(8, 2 * cores)
     assert saved["max_concurrent_tasks"] == saved["model"]["max_connections"]
     assert "settings: model: n_threads=1" in out.stderr
+
+
+def test_poll_is_a_server_setting_not_an_identity() -> None:
+    base = build(compose_cfg().model, "model").client
+    polled = build(compose_cfg("model.poll=0").model, "model").client
+    assert polled.poll == 0 and base.poll is None
+    assert polled.identity() == base.identity()  # speed only: the cache key is the same
+    with pytest.raises(ConfigError, match=r"model\.poll"):
+        build(compose_cfg("model.poll=101").model, "model")
