@@ -45,6 +45,7 @@ def _generated_inputs(
         _annotations,
         _literal_args,
         coerce_to_annotation,
+        conforms,
         restore_shape,
     )
     from reflexion_bench.scorers.plus_mutate import generate
@@ -77,12 +78,14 @@ def _generated_inputs(
     anns = _annotations(prompt, entry)
     if anns is None:
         return kept
-    return [
-        tuple(coerce_to_annotation(v, a) for v, a in zip(args, anns, strict=True))
-        if len(anns) == len(args)
-        else args
-        for args in kept
-    ]
+    out = []
+    for args in kept:
+        if len(anns) == len(args):
+            args = tuple(coerce_to_annotation(v, a) for v, a in zip(args, anns, strict=True))
+            if not all(conforms(v, a) for v, a in zip(args, anns, strict=True)):
+                continue  # outside the typed prompt, as MBPP+'s own are dropped
+        out.append(args)
+    return out
 
 
 async def _main(data: Path, jobs: int, seed: int, cache_dir: str) -> dict[str, Any]:

@@ -26,7 +26,10 @@ lists. Each argument is therefore rebuilt in two steps: first to the shape of th
 argument in MBPP+'s own first ``assert`` (tuples, sets, complex numbers), then to the
 task's type annotation (``List[...]`` a list, ``Tuple[...]`` a tuple), so the candidate
 receives what its prompt promised; and the plus comparison of MBPP ignores the
-tuple/list difference (the base tests still check the types).
+tuple/list difference (the base tests still check the types). An input whose arguments,
+or whose reference output, contradict the typed prompt (a float where it says ``int``,
+None where it says ``bool``) is dropped: it tests another specification than the one the
+model was given.
 """
 
 from __future__ import annotations
@@ -84,6 +87,10 @@ class PlusSuite:
     atol: float = 0.0
     seq_insensitive: bool = False
     not_none: bool = False
+    returns: ast.expr | None = None
+    """The task's return annotation: an expected output that contradicts it (MBPP+'s
+    reference returns None or a float where the typed prompt promised a bool or an int)
+    drops the input."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -206,6 +213,69 @@ def coerce_to_annotation(value: Any, ann: ast.expr | None) -> Any:
     return value
 
 
+def conforms(value: Any, ann: ast.expr | None, seq_insensitive: bool = False) -> bool:
+    """Whether ``value`` has the type the annotation names (``int``, ``float`` (an int
+    too), ``str``, ``bool``, ``List``/``Tuple``/``Dict``/``Set`` of them, ``Optional``);
+    anything else (``Any``, ``Union``, unknown names) accepts every value."""
+    if ann is None:
+        return True
+    if isinstance(ann, ast.Constant) and ann.value is None:
+        return value is None
+    name, args = _ann_parts(ann)
+    low = name.lower()
+    seqs: tuple[type, ...] = (list, tuple) if seq_insensitive else ()
+    if low == "int":
+        return isinstance(value, int)
+    if low == "float":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if low == "str":
+        return isinstance(value, str)
+    if low == "bool":
+        return isinstance(value, bool)
+    if low == "optional":
+        return value is None or conforms(value, args[0] if args else None, seq_insensitive)
+    if low == "list":
+        if not isinstance(value, (list, *seqs)):
+            return False
+        sub = args[0] if args else None
+        return all(conforms(v, sub, seq_insensitive) for v in value)
+    if low == "tuple":
+        if not isinstance(value, (tuple, *seqs)):
+            return False
+        if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
+            return all(conforms(v, args[0], seq_insensitive) for v in value)
+        if not args:
+            return True
+        if len(args) == len(value):
+            return all(conforms(v, a, seq_insensitive) for v, a in zip(value, args, strict=True))
+        # MultiPL-E wrote fixed-size tuple types from the examples (Tuple[int, int, int,
+        # int]); a tuple of another length is still the same kind of input.
+        return all(any(conforms(v, a, seq_insensitive) for a in args) for v in value)
+    if low == "dict":
+        if not isinstance(value, dict):
+            return False
+        if len(args) != 2:
+            return True
+        return all(
+            conforms(k, args[0], seq_insensitive) and conforms(v, args[1], seq_insensitive)
+            for k, v in value.items()
+        )
+    if low == "set":
+        return isinstance(value, set | frozenset)
+    return True
+
+
+def _returns(prompt: str, entry: str) -> ast.expr | None:
+    try:
+        tree = ast.parse(prompt)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == entry:
+            return node.returns
+    return None
+
+
 def _annotations(prompt: str, entry: str) -> list[ast.expr | None] | None:
     try:
         tree = ast.parse(prompt)
@@ -281,12 +351,18 @@ def mbpp_suite(task_id: str, prompt: str, entry: str, row: dict[str, Any]) -> Pl
     template = _literal_args(str(row.get("assertion", "")), entry)
     anns = _annotations(prompt, entry)
     inputs: list[tuple[Any, ...]] = []
+    outside = 0
     for args in raw:
         args = list(args)
         if template is not None and len(template) == len(args):
             args = [restore_shape(v, t) for v, t in zip(args, template, strict=True)]
         if anns is not None and len(anns) == len(args):
             args = [coerce_to_annotation(v, a) for v, a in zip(args, anns, strict=True)]
+            if not all(conforms(v, a) for v, a in zip(args, anns, strict=True)):
+                # Outside the typed prompt the model answered (a float where it says
+                # int): not a test of that program.
+                outside += 1
+                continue
         inputs.append(tuple(args))
     return PlusSuite(
         task_id=task_id,
@@ -300,6 +376,8 @@ def mbpp_suite(task_id: str, prompt: str, entry: str, row: dict[str, Any]) -> Pl
         atol=float(row.get("atol") or 0.0),
         seq_insensitive=True,
         not_none=entry in MBPP_NOT_NONE_TASKS,
+        returns=None if entry in MBPP_NOT_NONE_TASKS else _returns(prompt, entry),
+        notes=[f"{outside} MBPP+ inputs outside the task's type annotations"] if outside else [],
     )
 
 
@@ -414,7 +492,7 @@ class PlusTests:
         records = await self.expected(sandbox, suite)
         out = []
         for args, (kind, value, took) in zip(suite.inputs, records, strict=True):
-            if kind == "ok":
+            if kind == "ok" and conforms(value, suite.returns, suite.seq_insensitive):
                 out.append((args, value, max(self.min_call_s, self.time_factor * took)))
         return out, len(records) - len(out)
 
