@@ -601,6 +601,10 @@ def plus_match(out, exp, args, oracle="eq", atol=0.0, seq_insensitive=False):
             return False
     if oracle == "not_none":
         return out == exp if type(out) is bool else exp == (out is not None)
+    if oracle == "any":  # MBPP+'s Mbpp/164: the statement admits either answer
+        return True
+    if oracle == "eq_or_zero" and out == 0:  # MBPP+'s Mbpp/295: 0 is also accepted
+        return True
     if seq_insensitive:
         out, exp = _seq_norm(out), _seq_norm(exp)
     if oracle == "set":

@@ -68,6 +68,14 @@ MBPP_SET_TASKS = frozenset(
 #: MBPP+ tasks whose reference returns ``re.Match``: judged "returned something".
 MBPP_NOT_NONE_TASKS = frozenset({"check_str", "text_match_three", "text_starta_endb"})
 
+#: Every MBPP+ task whose comparison is not plain equality, as EvalPlus judges it.
+MBPP_ORACLES = {
+    **{name: "set" for name in MBPP_SET_TASKS},
+    **{name: "not_none" for name in MBPP_NOT_NONE_TASKS},
+    "are_equivalent": "any",  # Mbpp/164: the statement is ambiguous, any answer passes
+    "sum_div": "eq_or_zero",  # Mbpp/295
+}
+
 HASH_SEED = 0
 _MBPP_ID = re.compile(r"^mbpp_(\d+)_")
 _HE_ID = re.compile(r"^HumanEval/(\d+)$")
@@ -370,9 +378,7 @@ def mbpp_suite(task_id: str, prompt: str, entry: str, row: dict[str, Any]) -> Pl
         reference=str(row["canonical_solution"]),
         reference_name=f"MBPP+ v1 canonical_solution ({row['task_id']})",
         inputs=inputs,
-        oracle="set"
-        if entry in MBPP_SET_TASKS
-        else ("not_none" if entry in MBPP_NOT_NONE_TASKS else "eq"),
+        oracle=MBPP_ORACLES.get(entry, "eq"),
         atol=float(row.get("atol") or 0.0),
         seq_insensitive=True,
         not_none=entry in MBPP_NOT_NONE_TASKS,
