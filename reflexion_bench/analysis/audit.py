@@ -953,6 +953,14 @@ def render_markdown(result: dict[str, Any]) -> str:
     ]
     if result.get("command"):
         lines += ["    " + result["command"], ""]
+        if "--reuse" in result["command"]:
+            lines += [
+                "`--reuse` kept the logs already imported under `runs/` by an earlier run "
+                "into the same folder: how each log was scored is in its "
+                "`runs/<log>/import.json` (`rescored_tasks`, `rescore_note`) and in the "
+                "last table below.",
+                "",
+            ]
     s = result["settings"]
     lines += [
         f"Re-scoring: {', '.join(f'{k}={v}' for k, v in s['rescore'].items())} "
