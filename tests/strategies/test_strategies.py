@@ -26,8 +26,9 @@ from tests.toy import ToyEvaluator
 def strategy_from_config(name: str, **overrides: object) -> Strategy:
     """Build a strategy from its real config file (``seed`` resolved to 0)."""
     node = OmegaConf.load(CONFIG_DIR / "strategy" / f"{name}.yaml")
-    # lats_oracle's `scorer: ${scorer}` reads the run's scorer (the code one here).
-    scorer = OmegaConf.load(CONFIG_DIR / "scorer" / "code.yaml")
+    # lats_oracle's `scorer: ${scorer}` reads the run's scorer (the code one here; its
+    # target only, as its other keys interpolate run-level paths).
+    scorer = {"_target_": OmegaConf.load(CONFIG_DIR / "scorer" / "code.yaml")["_target_"]}
     cfg = OmegaConf.create({"seed": 0, "scorer": scorer, "strategy": node})
     for k, v in overrides.items():
         OmegaConf.update(cfg, f"strategy.{k}", v)
