@@ -79,6 +79,7 @@ def panel_grid(
     shrinks each panel to a sliver), unused cells hidden; returns (figure, axes).
     For notebooks: pyplot's own backend is kept (inline), unlike the saved figures."""
     import matplotlib.pyplot as plt
+
     cols = max(1, min(ncols, n))
     rows = max(1, -(-n // cols))
     fig, grid = plt.subplots(rows, cols, figsize=(size[0] * cols, size[1] * rows), squeeze=False)
