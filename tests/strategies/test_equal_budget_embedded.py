@@ -18,10 +18,12 @@ from reflexion_bench.runner.runlog import load_run_records
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires("bwrap")]
 
-STOPS = {"self_test_pass", "max_trials", "budget.tokens", "critic_no_issues"}
+STOPS = {"self_test_pass", "max_trials", "budget.tokens", "critic_no_issues", "oracle_hidden_pass"}
 
 
-@pytest.mark.parametrize("strategy", ["self_refine", "lats", "ldb", "retry_escalate"])
+@pytest.mark.parametrize(
+    "strategy", ["self_refine", "lats", "lats_oracle", "ldb", "retry_escalate"]
+)
 def test_strategy_runs_on_the_embedded_model(strategy: str, tmp_path: Path) -> None:
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
         cfg = compose(
@@ -67,6 +69,9 @@ def test_strategy_runs_on_the_embedded_model(strategy: str, tmp_path: Path) -> N
         assert first["extra"]["critique"]
     elif strategy == "lats" and failed_first:
         assert "reflector" in roles and first["extra"]["lats_next_parent"] in (0, 1)
+    elif strategy == "lats_oracle":
+        # K = 2: trial 1 always goes on to the search step, which reads the hidden tests.
+        assert first["answer_key_uses"] == {"strategy.hidden_tests": 1}
     elif strategy == "ldb" and failed_first and first["self_test"]["details"].get("results"):
         assert "debugger" in roles and first["extra"]["ldb_trace"]
     elif strategy == "retry_escalate" and len(records) == 2:
