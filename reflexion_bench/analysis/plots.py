@@ -323,15 +323,22 @@ def plot_pass_at_budget(
         if not pts:
             continue
         xs = [p["budget"] for p in pts]
+        # Steps: a verdict changes only where a trial's spend is crossed.
         ax.plot(
             xs,
             [p["estimate"] for p in pts],
             linestyle=_STYLES[i % len(_STYLES)],
             color=_grey(i, n),
             label=name,
+            drawstyle="steps-post",
         )
         ax.fill_between(
-            xs, [p["low"] for p in pts], [p["high"] for p in pts], color=_grey(i, n), alpha=0.08
+            xs,
+            [p["low"] for p in pts],
+            [p["high"] for p in pts],
+            color=_grey(i, n),
+            alpha=0.08,
+            step="post",
         )
     if budget is not None:
         ax.axvline(budget, color="0.3", linewidth=0.8, linestyle=":")
@@ -450,7 +457,7 @@ def write_plots(
                 out_dir / f"pass_at_budget_{axis}_{base}",
                 axis=axis,
                 budget=budget,
-                title=f"{key}: pass@1 vs budget (resampled from the logs)",
+                title=f"{key}: pass@1 vs budget (from the logs)",
             )
             written += plot_pareto(
                 pts, out_dir / f"pareto_{axis}_{base}", axis=axis, title=f"{key}: cost vs pass@1"
