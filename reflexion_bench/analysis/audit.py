@@ -970,7 +970,7 @@ def render_markdown(result: dict[str, Any]) -> str:
         + (", with missing closing braces appended" if s["repair_rust_braces"] else "")
         + "). `logged` is the log's own verdict; `rescored` this project's judge; "
         "`rescored_plus` the stronger hidden tests once a plus scorer exists "
-        f"({'present' if s['plus_scorer'] else 'none yet'}).",
+        f"({'present' if s['plus_scorer'] else 'not run in this audit'}).",
         "",
         "## Claims",
         "",

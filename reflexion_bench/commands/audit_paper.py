@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=2, help="programs scored at once")
     p.add_argument("--sandbox", default="local", help="sandbox config for re-scoring")
     p.add_argument(
+        "--no-plus",
+        action="store_true",
+        help="skip the stronger (plus) hidden tests (rescore_plus): rescored_plus stays null",
+    )
+    p.add_argument(
         "--reuse",
         action="store_true",
         help="keep runs already imported in DIR/runs (skips their re-scoring)",
@@ -57,7 +62,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from reflexion_bench.analysis.audit import _eprint, audit_paper, command_line, parse_rescore
+    from reflexion_bench.analysis.audit import (
+        _eprint,
+        audit_paper,
+        command_line,
+        parse_rescore,
+        rescore_plus,
+    )
     from reflexion_bench.analysis.imports import ImportError_, default_data_dir
 
     args = _parser().parse_args(argv)
@@ -76,6 +87,7 @@ def main(argv: list[str]) -> int:
             sandbox=args.sandbox,
             repair_rust_braces=args.repair_rust_braces,
             reuse=args.reuse,
+            plus=(lambda _run: None) if args.no_plus else rescore_plus,
             command=command_line(argv),
             progress=_eprint,
         )
