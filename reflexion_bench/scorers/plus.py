@@ -42,11 +42,11 @@ import json
 import marshal
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.types import Task
@@ -231,6 +231,7 @@ def conforms(value: Any, ann: ast.expr | None, seq_insensitive: bool = False) ->
         return value is None
     name, args = _ann_parts(ann)
     low = name.lower()
+    # With seq_insensitive a list and a tuple stand for each other (MBPP+ mixes them).
     seqs: tuple[type, ...] = (list, tuple) if seq_insensitive else ()
     if low == "int":
         return isinstance(value, int)
@@ -245,20 +246,22 @@ def conforms(value: Any, ann: ast.expr | None, seq_insensitive: bool = False) ->
     if low == "list":
         if not isinstance(value, (list, *seqs)):
             return False
+        items = cast("Sequence[Any]", value)  # a list (or tuple) by the check above
         sub = args[0] if args else None
-        return all(conforms(v, sub, seq_insensitive) for v in value)
+        return all(conforms(v, sub, seq_insensitive) for v in items)
     if low == "tuple":
         if not isinstance(value, (tuple, *seqs)):
             return False
+        elems = cast("Sequence[Any]", value)  # a tuple (or list) by the check above
         if len(args) == 2 and isinstance(args[1], ast.Constant) and args[1].value is Ellipsis:
-            return all(conforms(v, args[0], seq_insensitive) for v in value)
+            return all(conforms(v, args[0], seq_insensitive) for v in elems)
         if not args:
             return True
-        if len(args) == len(value):
-            return all(conforms(v, a, seq_insensitive) for v, a in zip(value, args, strict=True))
+        if len(args) == len(elems):
+            return all(conforms(v, a, seq_insensitive) for v, a in zip(elems, args, strict=True))
         # MultiPL-E wrote fixed-size tuple types from the examples (Tuple[int, int, int,
         # int]); a tuple of another length is still the same kind of input.
-        return all(any(conforms(v, a, seq_insensitive) for a in args) for v in value)
+        return all(any(conforms(v, a, seq_insensitive) for a in args) for v in elems)
     if low == "dict":
         if not isinstance(value, dict):
             return False
