@@ -886,12 +886,17 @@ def _detectable(report: dict[str, Any]) -> str:
     n = int(det["n_tasks"])
     d1 = int(det["min_one_sided_discordant"])
     dh = int(det["min_one_sided_discordant_holm"])
-    return (
+    m = int(det.get("comparisons_per_reference") or 0)
+    one = (
         f"; what {n} paired tasks can detect: an exact McNemar p < 0.05 needs at least {d1}"
-        f" discordant tasks all favouring one side ({100 * d1 / n:.1f} points of pass@1), and"
-        f" under Holm across {det['comparisons_per_reference']} comparisons the smallest p"
-        f" must be below 0.05/{det['comparisons_per_reference']}: at least {dh} one-sided"
-        f" discordant tasks ({100 * dh / n:.1f} points); discordant tasks on both sides need more"
+        f" discordant tasks all favouring one side ({100 * d1 / n:.1f} points of pass@1)"
+    )
+    if m < 2:  # no family to correct (one run, or one comparison): Holm adds nothing
+        return one + "; discordant tasks on both sides need more"
+    return (
+        one + f", and under Holm across {m} comparisons the smallest p must be below"
+        f" 0.05/{m}: at least {dh} one-sided discordant tasks ({100 * dh / n:.1f} points);"
+        " discordant tasks on both sides need more"
     )
 
 

@@ -109,3 +109,22 @@ def test_min_discordant_is_the_exact_binomial_threshold() -> None:
     # 5 -> 0.0625, 6 -> 0.031 (< 0.05); 8 -> 0.0078, 9 -> 0.0039 (< 0.05 / 8)
     assert min_discordant(0.05, 1) == 6
     assert min_discordant(0.05, 8) == 9
+
+
+def test_detectable_note_names_holm_only_when_there_is_a_family() -> None:
+    """With fewer than two comparisons per reference there is nothing to correct: the
+    note must not print a Holm threshold over 0 comparisons (0.05/0)."""
+    from reflexion_bench.analysis.tables import _detectable
+
+    def note(m: int) -> str:
+        det = {
+            "n_tasks": 40,
+            "min_one_sided_discordant": 6,
+            "min_one_sided_discordant_holm": 9,
+            "comparisons_per_reference": m,
+        }
+        return _detectable({"strategies": {"detectable": det}})
+
+    assert "at least 6" in note(0) and "Holm" not in note(0) and "/0" not in note(0)
+    assert "Holm" not in note(1)
+    assert "Holm across 8 comparisons" in note(8) and "0.05/8" in note(8)
