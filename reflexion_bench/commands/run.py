@@ -106,6 +106,7 @@ def hydra_main(cfg: DictConfig) -> float | None:
         _sweep_tracking(cfg)
     tracker = make_tracker(cfg, run_dir)
     label = _job_label() if _is_multirun() else ""
+    interrupted = False
     try:
         summary = asyncio.run(_interruptible(run_experiment(cfg, run_dir, label)))
         tracker.log_run(run_dir, summary)
@@ -113,8 +114,11 @@ def hydra_main(cfg: DictConfig) -> float | None:
         print(f"run folder: {run_dir}")
         final = summary.get("final")
         return float(final) if final is not None else None
-    except Interrupted:
+    except (Interrupted, KeyboardInterrupt):
         # Ctrl-C: the log holds every finished trial (each was flushed as it ended).
+        # KeyboardInterrupt: a Ctrl-C that came while asyncio tore its loop down (its
+        # handlers already removed, ours below not yet set) or before the loop ran; it
+        # stops the run the same way, never with a traceback.
         signal.signal(signal.SIGINT, _quit_now)  # a second Ctrl-C from here quits at once
         print(
             f"interrupted: finished tasks are kept in {run_dir / 'log.jsonl'}; "
@@ -122,7 +126,7 @@ def hydra_main(cfg: DictConfig) -> float | None:
             file=sys.stderr,
             flush=True,
         )
-        raise SystemExit(130) from None
+        interrupted = True
     except (ConfigError, DatasetError, ModelError, FileNotFoundError, RunAborted) as exc:
         # Errors a user fixes by changing config/data/keys: one clear line, no traceback.
         message = redact_text(str(exc))
@@ -136,6 +140,24 @@ def hydra_main(cfg: DictConfig) -> float | None:
         raise SystemExit(2) from None
     finally:
         tracker.close()
+    if interrupted:
+        _exit_interrupted()
+    return None
+
+
+def _exit_interrupted() -> None:
+    """Leave with 130 after a clean stop. Not through interpreter shutdown: it puts
+    SIGINT back to the default action, so a second Ctrl-C landing there would kill the
+    process by the signal instead of ending it as promised. The exit handlers (servers,
+    sandboxes) run here, under the quit-at-once handler."""
+    import atexit
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def _log_aborted(tracker: Any, run_dir: Path) -> None:

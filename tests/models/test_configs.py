@@ -25,6 +25,7 @@ CLIENTS = {
     "mock": MockModel,
     "embedded": EmbeddedModel,
     "smollm2": EmbeddedModel,
+    "embedded_1_5b": EmbeddedModel,
     "openai": OpenAIChatClient,
     "openai_compatible": OpenAIChatClient,
     "anthropic": AnthropicClient,
