@@ -143,7 +143,9 @@ class CodeScorer:
     async def score(self, state: TaskState, attempt: Attempt) -> Score:
         base = await self.run(state.sandbox, state.task, attempt.candidate)
         extra: dict[str, Any] = {"duration_s": round(base.duration_s, 3)}
-        if self.tests == "base":
+        if self.tests != "base":
+            extra["plus"] = await self.run_plus(state.sandbox, state.task, attempt.candidate, base)
+        if self.tests != "plus":  # base and both: the headline verdict stays on the base tests
             return Score(
                 passed=base.passed,
                 status=base.status,
@@ -151,16 +153,7 @@ class CodeScorer:
                 detail=base.detail,
                 extra=extra,
             )
-        plus = await self.run_plus(state.sandbox, state.task, attempt.candidate, base)
-        extra["plus"] = plus
-        if self.tests == "both":
-            return Score(
-                passed=base.passed,
-                status=base.status,
-                value=1.0 if base.passed else 0.0,
-                detail=base.detail,
-                extra=extra,
-            )
+        plus = extra["plus"]
         extra["base"] = {"passed": base.passed, "status": base.status, "detail": base.detail}
         return Score(
             passed=bool(plus["passed"]),
