@@ -360,28 +360,56 @@ def plot_pareto(
     Pareto frontier of the clean runs drawn as a step line."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
-    for i, p in enumerate(points):
-        if p.get("cost") is None or p.get("accuracy") is None:
-            continue
+    drawn = [p for p in points if p.get("cost") is not None and p.get("accuracy") is not None]
+    # Runs at the same cost and pass@1 (e.g. retry and best_of_n replaying one another)
+    # are one marker with one label "a = b": drawn separately their labels print on top
+    # of each other and neither can be read.
+    merged: dict[tuple[float, float, bool], list[Mapping[str, Any]]] = {}
+    for p in drawn:
+        clean = not str(p.get("answer_key", "")).startswith("answer-in-loop")
+        key = (round(float(p["cost"]), 1), round(float(p["accuracy"]), 4), clean)
+        merged.setdefault(key, []).append(p)
+    ax.set_ylim(0, 1.02)
+    if drawn:
+        xs = [float(p["cost"]) for p in drawn]
+        pad = 0.08 * ((max(xs) - min(xs)) or max(xs) or 1.0)
+        # Room on the right for the labels of the costliest runs.
+        ax.set_xlim(min(xs) - pad, max(xs) + 3 * pad)
+    ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (mean, as run live)")
+    ax.set_ylabel("pass@1 (final)")
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=9)
+    # The layout first, so the label boxes compared below are where they will be drawn.
+    fig.tight_layout()
+    renderer = fig.canvas.get_renderer()
+    placed: list[Any] = []  # the labels' boxes in display units
+    for i, ((_, _, clean), same) in enumerate(sorted(merged.items(), key=lambda kv: kv[0][:2])):
+        p = same[0]
         x, y = float(p["cost"]), float(p["accuracy"])
         yerr = None
         if p.get("low") is not None and p.get("high") is not None:
             yerr = [[y - float(p["low"])], [float(p["high"]) - y]]
-        clean = not str(p.get("answer_key", "")).startswith("answer-in-loop")
         ax.errorbar(
             [x],
             [y],
             yerr=yerr,
             fmt=_MARKERS[i % len(_MARKERS)],
-            color="0.0" if p.get("on_front") else "0.45",
+            color="0.0" if any(q.get("on_front") for q in same) else "0.45",
             mfc="none" if not clean else None,
             capsize=2,
             linewidth=0.8,
         )
         note = "" if clean else " [answer-in-loop]"
-        ax.annotate(
-            f"{p['strategy']}{note}", (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points"
-        )
+        label = " = ".join(sorted(str(q["strategy"]) for q in same)) + note
+        # Labels of nearby runs are moved down a line at a time until none overlaps another.
+        text = ax.annotate(label, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        for step in range(1, 12):
+            box = text.get_window_extent(renderer).padded(3)
+            if not any(box.overlaps(other) for other in placed):
+                break
+            text.set_position((3, 3 - 8 * step))
+        placed.append(text.get_window_extent(renderer).padded(3))
     front = sorted((float(p["cost"]), float(p["accuracy"])) for p in points if p.get("on_front"))
     if front:
         # Extended to the costliest run: everything right of and below the line is dominated.
@@ -397,12 +425,6 @@ def plot_pareto(
             label="Pareto frontier",
         )
         ax.legend(fontsize=7, loc="lower right")
-    ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (mean, as run live)")
-    ax.set_ylabel("pass@1 (final)")
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    if title:
-        ax.set_title(title, fontsize=9)
     return _save(fig, stem)
 
 

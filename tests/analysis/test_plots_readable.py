@@ -61,3 +61,47 @@ def test_budget_in_dollars_with_no_cost_says_so(tmp_path: Path, captured: list[A
     paid = [dict(g, spend_curves={"dollars": [0.0, 0.01, 0.02]}) for g in GROUPS]
     plots.plot_success_vs_budget(paid, tmp_path / "b2", axis="dollars")
     assert len(captured[1].axes[0].get_lines()) == 3
+
+
+def test_pareto_labels_never_print_over_each_other(tmp_path: Path, captured: list[Any]) -> None:
+    def pt(name: str, cost: float, acc: float, front: bool = False) -> dict[str, Any]:
+        return {
+            "strategy": name,
+            "cost": cost,
+            "accuracy": acc,
+            "low": acc - 0.1,
+            "high": acc + 0.1,
+            "on_front": front,
+            "answer_key": "clean",
+        }
+
+    points = [
+        pt("self_refine", 830.0, 0.75, True),
+        pt("retry", 1878.2, 0.80),
+        pt("best_of_n", 1878.2, 0.80),  # the same run twice: one marker, one label
+        pt("retry_escalate", 1790.3, 0.80, True),
+        pt("raw_log", 2039.3, 0.675),
+        pt("reflexion", 2207.9, 0.675),
+        pt("irrelevant_text", 2299.7, 0.675),
+        pt("wrong_reflection", 2295.6, 0.66),
+    ]
+    plots.plot_pareto(points, tmp_path / "p")
+    fig = captured[0]
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if t.get_text()]
+    assert sorted(t.get_text() for t in labels) == sorted(
+        [
+            "self_refine",
+            "best_of_n = retry",
+            "retry_escalate",
+            "raw_log",
+            "reflexion",
+            "irrelevant_text",
+            "wrong_reflection",
+        ]
+    )
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b)
