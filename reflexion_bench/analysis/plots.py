@@ -404,12 +404,12 @@ def plot_pareto(
         label = " = ".join(sorted(str(q["strategy"]) for q in same)) + note
         # Labels of nearby runs are moved down a line at a time until none overlaps another.
         text = ax.annotate(label, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
-        for step in range(1, 12):
+        for step in range(12):
+            text.set_position((3, 3 - 8 * step))
             box = text.get_window_extent(renderer).padded(3)
             if not any(box.overlaps(other) for other in placed):
                 break
-            text.set_position((3, 3 - 8 * step))
-        placed.append(text.get_window_extent(renderer).padded(3))
+        placed.append(box)
     front = sorted((float(p["cost"]), float(p["accuracy"])) for p in points if p.get("on_front"))
     if front:
         # Extended to the costliest run: everything right of and below the line is dominated.
