@@ -9,7 +9,14 @@ prompt). A ``solution`` that does not define the entry point is read as a body u
 the prompt (the paper's logs hold both kinds). Each output line is
 ``{"task_id", "passed", "status", "duration_s", "detail"}`` in input order; a line
 that cannot be scored (bad JSON, unknown task id, no code) gets ``status: "error"``
-and a detail naming the line, and the others are still scored.
+and a detail naming the line, and the others are still scored (blank lines are skipped
+and get no row).
+
+A task id may appear on several lines (pass@k: several samples per task). Each line is
+judged on its own and gets its own row; the command then notes on stderr which ids
+repeat (``note: N task ids appear more than once (pass@k samples?): HumanEval/0 x12,
+...; each sample is judged independently``) and prints, after the totals, the samples
+and passes of every task (``samples per task (passed/samples): HumanEval/0 3/12, ...``).
 
 ``--benchmark`` is the name of an environment config (``configs/env/<name>.yaml``),
 so a benchmark added there is scorable here with the same scorer a run uses;
@@ -257,6 +264,63 @@ async def score_samples(
     return list(await asyncio.gather(*(tracked(s, i) for i, s in enumerate(samples))))
 
 
+# --------------------------------------------------------------------------- duplicates
+
+
+def _task_key(row: Any) -> str | None:
+    """The task id a sample (a parsed line, or a ``(lineno, line)`` pair) names, if any."""
+    if isinstance(row, tuple):
+        row = row[1]
+    if isinstance(row, Mapping) and row.get("task_id") is not None:
+        return str(row["task_id"])
+    return None
+
+
+def sample_counts(samples: Iterable[Any]) -> dict[str, int]:
+    """How many samples name each task id, in order of first appearance (lines without a
+    task id are not counted)."""
+    counts: dict[str, int] = {}
+    for row in samples:
+        key = _task_key(row)
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def duplicate_note(counts: Mapping[str, int], shown: int = 5) -> str | None:
+    """The note printed when task ids repeat (None when none does): legitimate for
+    pass@k, where a task has several samples; each is judged on its own."""
+    dups = [(tid, n) for tid, n in counts.items() if n > 1]
+    if not dups:
+        return None
+    listed = ", ".join(f"{tid} x{n}" for tid, n in dups[:shown])
+    more = f", ... and {len(dups) - shown} more" if len(dups) > shown else ""
+    return (
+        f"note: {len(dups)} task ids appear more than once (pass@k samples?): "
+        f"{listed}{more}; each sample is judged independently"
+    )
+
+
+def per_task_counts(results: Iterable[Mapping[str, Any]]) -> dict[str, tuple[int, int]]:
+    """``{task_id: (samples, passed)}`` over result rows, in order of first appearance
+    (rows without a task id, e.g. a line that is not JSON, are not counted)."""
+    out: dict[str, tuple[int, int]] = {}
+    for r in results:
+        if r.get("task_id") is None:
+            continue
+        key = str(r["task_id"])
+        n, k = out.get(key, (0, 0))
+        out[key] = (n + 1, k + bool(r.get("passed")))
+    return out
+
+
+def per_task_line(counts: Mapping[str, tuple[int, int]]) -> str:
+    """``samples per task (passed/samples): HumanEval/0 3/12, ...``"""
+    return "samples per task (passed/samples): " + ", ".join(
+        f"{tid} {k}/{n}" for tid, (n, k) in counts.items()
+    )
+
+
 def evaluate_solutions(
     samples: Iterable[Mapping[str, Any]],
     benchmark: str = "humaneval",
@@ -331,6 +395,9 @@ def main(argv: list[str]) -> int:
     except (EvaluateError, DatasetError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    note = duplicate_note(sample_counts(samples))
+    if note:
+        print(note, file=sys.stderr)
 
     async def go() -> list[dict[str, Any]]:
         try:
@@ -367,6 +434,9 @@ def main(argv: list[str]) -> int:
         + ", ".join(f"{k}={v}" for k, v in sorted(statuses.items()))
         + f"; {elapsed:.1f}s; sandbox: {getattr(bench.sandbox, 'isolation', '?')}"
     )
+    per_task = per_task_counts(results)
+    if any(n > 1 for n, _ in per_task.values()):
+        print(per_task_line(per_task))
     if missing:
         print(f"note: {missing} of the {len(bench.tasks)} {bench.name} tasks have no sample")
     print(f"results: {out_path}")
