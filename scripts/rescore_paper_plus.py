@@ -37,6 +37,7 @@ async def _main(data: Path, jobs: int, cache_dir: str | None) -> dict[str, Any]:
     from reflexion_bench.analysis.plus_rescore import read_rows, rescore_rows
     from reflexion_bench.sandbox.local import LocalSandbox
     from reflexion_bench.scorers.code import CodeScorer
+    from reflexion_bench.scorers.plus_oracles import weak_oracle_tasks
 
     root = data / "reflexion-original-repo" / "programming_runs" / "root"
     scorer = CodeScorer(
@@ -62,6 +63,8 @@ async def _main(data: Path, jobs: int, cache_dir: str | None) -> dict[str, Any]:
                 "base_pass_plus_fail": [r["task_id"] for r in bp_pf],
                 "logged_pass_plus_fail": [r["task_id"] for r in logged_fail_plus],
                 "details": {r["task_id"]: r["plus_detail"] for r in bp_pf},
+                # Tasks judged under an MBPP+ oracle that cannot reject a base pass.
+                "weak_oracles": weak_oracle_tasks(r["task_id"] for r in recs if r["plus_inputs"]),
                 "seconds": round(time.perf_counter() - started, 1),
             }
             out[name] = res
@@ -75,6 +78,9 @@ async def _main(data: Path, jobs: int, cache_dir: str | None) -> dict[str, Any]:
                 flush=True,
             )
             print(f"    base pass, plus fail: {', '.join(res['base_pass_plus_fail'])}", flush=True)
+            if res["weak_oracles"]:
+                weak = ", ".join(f"{w['task']} ({w['oracle']})" for w in res["weak_oracles"])
+                print(f"    plus cannot reject a base pass (weak oracle): {weak}", flush=True)
     finally:
         await sb.aclose()
     return out

@@ -67,6 +67,18 @@ def plus_verdict(rec: dict[str, Any]) -> bool | None:
     return None
 
 
+def plus_inputs(rec: dict[str, Any]) -> int | None:
+    """How many plus inputs the logged plus verdict had (0: the task has no plus suite and
+    kept its base verdict), None where the log does not say."""
+    hidden = rec.get("hidden")
+    if not isinstance(hidden, dict):
+        return None
+    plus = (hidden.get("extra") or {}).get("plus")
+    if isinstance(plus, dict) and isinstance(plus.get("inputs"), int):
+        return int(plus["inputs"])
+    return None
+
+
 def base_verdict(rec: dict[str, Any]) -> bool | None:
     """The base hidden tests' verdict (with ``scorer.tests=plus`` the headline is plus,
     and the base verdict sits in ``hidden.extra.base``)."""
@@ -126,6 +138,7 @@ def trials_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
                 "self_passed": _self_passed(r),
                 "base_passed": base_verdict(r),
                 "plus_passed": plus_verdict(r),
+                "plus_inputs": plus_inputs(r),
                 "logged_passed": _logged_passed(r),
                 "error": r.get("error"),
                 "has_reflection": bool(r.get("reflection")),
@@ -369,8 +382,14 @@ def plus_summary(df: pd.DataFrame) -> dict[str, Any] | None:
     submitted program passes the base tests and fails plus (a "pass" the paper would
     count that stronger tests reject); ``unseen_fp``: trials whose program passed its
     self-tests *and* the base tests but fails plus (a false positive of both tests the
-    paper had), with ``unseen_fp_final`` those that were submitted.
+    paper had), with ``unseen_fp_final`` those that were submitted. ``weak_oracles``:
+    the tasks of this run with a plus verdict whose MBPP+ oracle cannot reject a program
+    that passes base (:func:`reflexion_bench.scorers.plus_oracles.weak_oracle_tasks`:
+    Mbpp/164 accepts any value, Mbpp/295 also 0); their plus verdicts are EvalPlus's,
+    unchanged, and counted above like any other.
     """
+    from reflexion_bench.scorers.plus_oracles import weak_oracle_tasks
+
     if df.empty or not df["plus_passed"].notna().any():
         return None
     finals = df.groupby("task_id", sort=False).tail(1)
@@ -398,6 +417,16 @@ def plus_summary(df: pd.DataFrame) -> dict[str, Any] | None:
         "unseen_fp": len(unseen),
         "unseen_fp_final": len(unseen_final),
         "unseen_fp_final_tasks": sorted(unseen_final),
+        # A task without a plus suite (inputs 0: it kept its base verdict) ran no oracle.
+        "weak_oracles": weak_oracle_tasks(
+            sorted(
+                str(t)
+                for t, v, k in zip(
+                    finals["task_id"], finals["plus_passed"], finals["plus_inputs"], strict=True
+                )
+                if v is not None and not pd.isna(v) and k != 0
+            )
+        ),
     }
 
 

@@ -115,6 +115,14 @@ def format_table(summary: dict[str, Any]) -> str:
             f"self+base pass, plus fail  {plus['unseen_fp']} trials ({plus['unseen_fp_final']} "
             "submitted): false positives the base tests could not see"
         )
+        weak = plus.get("weak_oracles") or []
+        if weak:
+            lines.append(
+                f"weak plus oracles  {len(weak)} tasks where plus cannot reject a base pass: "
+                + ", ".join(
+                    f"{w['task']} ({w['mbpp_plus_id']}, oracle {w['oracle']})" for w in weak
+                )
+            )
     logged = summary.get("logged")
     if logged:
         lines.append(

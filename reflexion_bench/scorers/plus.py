@@ -52,29 +52,13 @@ from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.types import Task
 from reflexion_bench.judge import PLUS_REF_SOURCE, PlusVerdict, judge_plus, run_reference
 from reflexion_bench.sandbox.base import Sandbox
+from reflexion_bench.scorers.plus_oracles import MBPP_NOT_NONE_TASKS, MBPP_ORACLES
+from reflexion_bench.scorers.plus_oracles import MBPP_SET_TASKS as MBPP_SET_TASKS
 
 #: The generated HumanEval+ inputs shipped with the package.
 HUMANEVAL_PLUS_INPUTS = (
     Path(__file__).resolve().parent.parent / "data" / "humaneval_plus_inputs.jsonl.gz"
 )
-
-#: MBPP+ tasks whose outputs compare as sets (order and duplicates ignored), as EvalPlus.
-MBPP_SET_TASKS = frozenset(
-    {
-        "similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly",
-        "larg_nnum", "intersection_array", "find_dissimilar", "Diff",
-    }
-)  # fmt: skip
-#: MBPP+ tasks whose reference returns ``re.Match``: judged "returned something".
-MBPP_NOT_NONE_TASKS = frozenset({"check_str", "text_match_three", "text_starta_endb"})
-
-#: Every MBPP+ task whose comparison is not plain equality, as EvalPlus judges it.
-MBPP_ORACLES = {
-    **{name: "set" for name in MBPP_SET_TASKS},
-    **{name: "not_none" for name in MBPP_NOT_NONE_TASKS},
-    "are_equivalent": "any",  # Mbpp/164: the statement is ambiguous, any answer passes
-    "sum_div": "eq_or_zero",  # Mbpp/295
-}
 
 HASH_SEED = 0
 _MBPP_ID = re.compile(r"^mbpp_(\d+)_")
