@@ -1,5 +1,5 @@
 # ruff: noqa: SIM105  (no contextlib: this file runs in a bare interpreter, kept lean)
-# mypy: disable-error-code="type-arg"
+# mypy: disable-error-code="type-arg,no-untyped-call"
 """The supervisor that runs INSIDE a sandbox (local namespaces or a Docker container).
 
 It is started once per worker (``python3 -I -S -c <this source> <config json>``), reads
@@ -26,7 +26,6 @@ import atexit
 import builtins
 import json
 import os
-import resource
 import runpy
 import selectors
 import signal
@@ -34,6 +33,21 @@ import sys
 import threading
 import time
 import traceback
+
+# host only: begin (shipped, the source of _box.py stands here instead)
+from reflexion_bench.sandbox._box import (
+    all_limits,
+    become_candidate,
+    become_trusted,
+    candidate_limits,
+    keyring_clear,
+    non_dumpable,
+    proc_limits,
+    proc_uids,
+    set_limits,
+)
+
+# host only: end
 
 # Warm the "zygote": what runpy needs (pkgutil -> typing) and what generated programs
 # import most, so a forked job does not re-read them from disk. Importing is idempotent
@@ -66,6 +80,34 @@ KILL_ALL = bool(CONFIG.get("kill_all", False))
 # share one uid (Docker containers): there the container's pids cgroup bounds a job.
 NPROC_RLIMIT = bool(CONFIG.get("nproc_rlimit", True))
 ENV = dict(CONFIG.get("env", {}))
+# The three uids of a judgment (see _box.py): we are the keeper (uid 0 of the sandbox
+# with a few capabilities), trusted programs run as JUDGE_UID, candidates as
+# CANDIDATE_UID. Without root (bwrap in a user namespace of one uid) both are None and
+# every process shares our uid: weaker, and the README says so.
+JUDGE_UID = CONFIG.get("judge_uid")
+CANDIDATE_UID = CONFIG.get("candidate_uid")
+SPLIT_UIDS = JUDGE_UID is not None and CANDIDATE_UID is not None and os.getuid() == 0
+if not SPLIT_UIDS:
+    JUDGE_UID = CANDIDATE_UID = None
+#: Where the POSIX message queues of our IPC namespace are listed (a mqueue mount).
+MQUEUE = str(CONFIG.get("mqueue") or "")
+#: Seconds the clean-up of one job may take before the worker is retired instead.
+CLEANUP_BUDGET_S = float(CONFIG.get("cleanup_budget_s", 5.0))
+#: A writable ``ns_last_pid`` of our PID namespace (the host's /proc file bound in: the
+#: kernel applies a write to the writer's own namespace), and the value it is reset to
+#: after every job, so that every job's processes get the same pids: a program cannot
+#: pass a number to the next one by forking N processes (the pid cursor is a counter
+#: every process of a namespace shares). Needs CAP_CHECKPOINT_RESTORE.
+NS_LAST_PID = str(CONFIG.get("ns_last_pid") or "")
+PID_BASE = int(CONFIG.get("pid_base", 1000))
+#: Where we mount a proc of our own (a root-only dir) when no writable ns_last_pid is
+#: bound in (Docker: its /proc/sys is read-only). Needs CAP_SYS_ADMIN.
+PRIVATE_PROC = str(CONFIG.get("private_proc") or "")
+#: The tmpfs mounts replaced by fresh ones after every job (``[{"path", "size",
+#: "mode"}]``, parents first): nothing a program made there, not even the inode numbers
+#: its files got, reaches the next job. Needs CAP_SYS_ADMIN; without it (bwrap without
+#: root) the mounts are emptied instead (``wipe``).
+FRESH_MOUNTS = list(CONFIG.get("fresh_mounts") or [])
 OUT = os.dup(1)  # protocol channel; fd 1 becomes /dev/null so stray prints go nowhere
 _devnull = os.open(os.devnull, os.O_RDWR)
 os.dup2(_devnull, 1)
@@ -81,14 +123,13 @@ MEMORY_MARKERS = (
 
 
 def _prctl_setup() -> None:
-    """Non-dumpable: programs (same uid) cannot ptrace us or open /proc/<us>/fd to
-    forge results. Child subreaper: orphans of a job come back to us to be reaped."""
+    """Non-dumpable: no program can ptrace us or open /proc/<us>/fd to forge results.
+    Child subreaper: orphans of a job come back to us to be reaped."""
+    non_dumpable()
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
-        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER 1
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER 1
     except Exception:
         pass
 
@@ -195,7 +236,9 @@ def _namespace_pids() -> list:
 #: before any job, so its memory holds nothing a job sent us; only where we are PID 1
 #: of our own PID namespace (bwrap, unshare, Docker), so cleaning up can spare it.
 ZYGOTE_SOURCE = str(CONFIG.get("zygote") or "")
-_ZYGOTE: dict = {"pid": None, "sock": None}
+#: The zygote's pid and socket, and what it looked like when it started (its limits
+#: and uids), which every job's integrity check compares against.
+_ZYGOTE: dict = {"pid": None, "sock": None, "limits": None, "uids": None}
 
 
 def _zygote_alive() -> bool:
@@ -230,59 +273,163 @@ def ensure_zygote() -> None:
             for fd in (0, 1, 2):
                 os.dup2(null, fd)  # never our stdin: the job stream
             os.closerange(4, 65536)
-            os.chdir(WORKDIR)
-            argv = [PYTHON, "-I", "-S", "-c", ZYGOTE_SOURCE, "--zygote"]
+            # Not the scratch dir: its mount is replaced after every job, and the
+            # zygote must not keep the old one alive. Each candidate goes there itself.
+            os.chdir("/")
+            box = {
+                "uid": CANDIDATE_UID,
+                "gid": CANDIDATE_UID,
+                "nproc": NPROC_RLIMIT,
+                "workdir": WORKDIR,
+            }
+            argv = [PYTHON, "-I", "-S", "-c", ZYGOTE_SOURCE, "--zygote", json.dumps(box)]
             os.execve(PYTHON, argv, ENV)
         finally:
             os._exit(127)
     theirs.close()
     _ZYGOTE["pid"] = pid
     _ZYGOTE["sock"] = ours
+    # Limits survive execve: what the fork has now is what the zygote keeps.
+    _ZYGOTE["limits"] = proc_limits(pid)
+    _ZYGOTE["uids"] = proc_uids(pid)
 
 
-def _rm_tree(path: str, keep: str = "") -> None:
-    """Remove ``path``'s contents, fixing permissions a program may have removed.
-    ``keep`` (the scratch dir, when it lives inside a wiped dir such as /tmp) stays;
-    it is emptied on its own."""
+def _empty_dir(path: str, keep: str, deadline: float) -> bool:
+    """Remove everything inside ``path`` but ``keep`` (the scratch dir, when it lives
+    in a wiped dir such as /tmp), iteratively: a program may leave a tree deeper than
+    any recursion or path length allows. Directories are walked by descriptor (one
+    open at a time), permissions a program removed are restored first. False when
+    the tree could not be removed before ``deadline`` (the worker is then retired)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
-        entries = os.listdir(path)
+        fd = os.open(path, flags)
     except FileNotFoundError:
-        return
-    except PermissionError:
-        os.chmod(path, 0o700)
-        entries = os.listdir(path)
-    for name in entries:
-        full = os.path.join(path, name)
-        if keep and full == keep:
-            continue
-        if os.path.islink(full) or not os.path.isdir(full):
-            try:
-                os.unlink(full)
-            except FileNotFoundError:
-                pass
-            except PermissionError:
-                os.chmod(path, 0o700)
-                os.unlink(full)
-            continue
+        return True
+    except OSError:
+        return False
+    depth = 0
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                return False
+            if depth:  # a program's directory (never the wiped dir itself: /tmp is 1777)
+                try:
+                    os.fchmod(fd, 0o700)
+                except OSError:
+                    pass
+            child = None
+            with os.scandir(fd) as it:
+                for entry in it:
+                    name = entry.name
+                    if depth == 0 and keep and os.path.join(path, name) == keep:
+                        continue
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        is_dir = False
+                    if not is_dir:
+                        try:
+                            os.unlink(name, dir_fd=fd)
+                        except FileNotFoundError:
+                            pass
+                        continue
+                    try:
+                        os.rmdir(name, dir_fd=fd)
+                    except OSError:
+                        child = name  # not empty: go down into it
+                        break
+            if child is not None:
+                try:
+                    os.chmod(child, 0o700, dir_fd=fd)  # a program may have made it 000
+                except OSError:
+                    pass
+                sub = os.open(child, flags, dir_fd=fd)
+                os.close(fd)
+                fd, depth = sub, depth + 1
+                continue
+            if depth == 0:
+                return True
+            # This directory is empty now: go up and remove it from there.
+            parent = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd, depth = parent, depth - 1
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+_MS_NOSUID, _MS_NODEV, _MNT_DETACH = 2, 4, 2
+_FRESH_OK: list = []  # [True] once fresh mounts worked, [False] when they cannot
+
+
+def _mount(source: str, target: str, fstype: str, flags: int, data: str) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    rc = libc.mount(source.encode(), target.encode(), fstype.encode(), flags, data.encode())
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {fstype} on {target}: {os.strerror(err)}")
+
+
+def fresh_mounts() -> list:
+    """Replace every FRESH_MOUNTS tmpfs by a new, empty one (the old one is detached
+    and freed once nothing holds it: every job process is dead by now). The problems;
+    [] when done or not possible here (then ``wipe`` empties them instead)."""
+    if not FRESH_MOUNTS or _FRESH_OK == [False]:
+        return []
+    try:
+        return _replace_mounts()
+    finally:
+        os.makedirs(WORKDIR, exist_ok=True)  # the scratch dir may live in /tmp
+
+
+def _replace_mounts() -> list:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for m in FRESH_MOUNTS:
+        path = str(m["path"])
+        data = f"size={int(m['size'])},mode={m.get('mode', '1777')}"
+        if libc.umount2(path.encode(), _MNT_DETACH) != 0:
+            err = ctypes.get_errno()
+            if not _FRESH_OK:  # never worked here (no CAP_SYS_ADMIN): wipe instead
+                _FRESH_OK.append(False)
+                return []
+            return [f"cannot detach {path}: {os.strerror(err)}"]
         try:
-            os.chmod(full, 0o700)
-        except OSError:
-            pass
-        _rm_tree(full)
-        os.rmdir(full)
+            _mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, data)
+        except OSError as exc:
+            return [f"cannot mount a fresh {path}: {exc}"]
+        if not _FRESH_OK:
+            _FRESH_OK.append(True)
+    return []
 
 
-def wipe() -> bool:
-    ok = True
+def wipe(deadline: float) -> list:
+    """Empty the scratch dir and the wiped dirs; the problems (empty when clean)."""
+    problems = []
     for path in [WORKDIR, *WIPE]:
+        keep = WORKDIR if path != WORKDIR else ""
+        if not _empty_dir(path, keep, deadline):
+            problems.append(f"could not empty {path}")
+            continue
         try:
-            _rm_tree(path, keep=WORKDIR)
-        except OSError:
-            ok = False
-    return ok
+            left = [n for n in os.listdir(path) if not (keep and os.path.join(path, n) == keep)]
+        except FileNotFoundError:
+            left = []
+        except OSError as exc:
+            left = [repr(exc)]
+        if left:
+            problems.append(f"{path} not empty after the clean-up: {left[:3]}")
+    return problems
 
 
-def write_files(files: dict) -> None:
+def write_files(files: dict, owner: int | None) -> None:
+    """Write the job's files into the scratch dir, owned by the uid that runs the job
+    (``owner``; None: ours). A trusted job's scratch dir is 0711 (its candidates may
+    run a binary it built there, not list or change it), a candidate's 0700."""
     root = os.path.realpath(WORKDIR)
     for rel, content in files.items():
         if os.path.isabs(rel) or ".." in rel.replace("\\", "/").split("/"):
@@ -291,29 +438,12 @@ def write_files(files: dict) -> None:
         os.makedirs(os.path.dirname(full) or root, exist_ok=True)
         with open(full, "w", encoding="utf-8") as fh:
             fh.write(content)
-
-
-def _set_limits(lim: dict) -> None:
-    mb = 1024 * 1024
-
-    def cap(res: int, value: int) -> None:
-        _, hard = resource.getrlimit(res)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        resource.setrlimit(res, (value, value))
-
-    cap(resource.RLIMIT_AS, int(lim["memory_mb"]) * mb)
-    # soft < hard: SIGXCPU first (reported as a CPU timeout), SIGKILL one second later.
-    cpu = int(lim["cpu_s"])
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    resource.setrlimit(
-        resource.RLIMIT_CPU,
-        (cpu, cpu + 1 if hard == resource.RLIM_INFINITY else min(cpu + 1, hard)),
-    )
-    if NPROC_RLIMIT:
-        cap(resource.RLIMIT_NPROC, int(lim["max_procs"]))
-    cap(resource.RLIMIT_FSIZE, int(lim["file_size_mb"]) * mb)
-    cap(resource.RLIMIT_CORE, 0)
+        if owner is not None:
+            os.chown(full, owner, owner)
+    if owner is not None:
+        for dirpath, dirnames, _ in os.walk(root):
+            for d in dirnames:
+                os.chown(os.path.join(dirpath, d), owner, owner)
 
 
 #: First line by which trusted harness code (the judge) asks to be compiled once per
@@ -446,9 +576,10 @@ def _child(job: dict, stdin_fd: int, out_w: int, err_w: int) -> None:
         os.dup2(stdin_fd, 0)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
-        zsock = _ZYGOTE["sock"] if job.get("zygote") and _ZYGOTE["pid"] else None
+        trusted = bool(job.get("trusted"))
+        zsock = _ZYGOTE["sock"] if trusted and _ZYGOTE["pid"] else None
         if zsock is not None:
-            # A job that asked for it (the judge) gets the zygote's socket as fd 3.
+            # A trusted job (the judge) gets the zygote's socket as fd 3.
             os.dup2(zsock.fileno(), 3)
             os.set_inheritable(3, True)
             os.closerange(4, 65536)
@@ -456,9 +587,20 @@ def _child(job: dict, stdin_fd: int, out_w: int, err_w: int) -> None:
             os.closerange(3, 65536)
         os.chdir(WORKDIR)
         os.umask(0o022)
-        _set_limits(job["limits"])
         argv = list(job["argv"])
         inproc = bool(job.get("inproc"))
+        rows = candidate_limits(job["limits"], NPROC_RLIMIT)
+        if trusted:
+            # The judge uid, with the capabilities to start and kill candidates only;
+            # it learns the candidate uid from its environment.
+            from_box = {}
+            if SPLIT_UIDS:
+                from_box["RB_BOX_CANDIDATE"] = f"{CANDIDATE_UID}:{CANDIDATE_UID}"
+            ENV.update(from_box)
+            set_limits(rows)
+            become_trusted(JUDGE_UID, JUDGE_UID, execs=not inproc)
+        else:
+            become_candidate(CANDIDATE_UID, CANDIDATE_UID, rows)
         if argv and argv[0] == "{python}":
             argv[0] = PYTHON
         if inproc:
@@ -522,13 +664,18 @@ def run_job(job: dict) -> dict:
     keep = int(lim["output_bytes"])
     kill_at = int(lim.get("output_kill_bytes", max(keep, 8_000_000)))
     timeout = float(job["timeout_s"])
+    trusted = bool(job.get("trusted"))
+    owner = (JUDGE_UID if trusted else CANDIDATE_UID) if SPLIT_UIDS else None
     try:
-        write_files(job.get("files", {}))
+        if owner is not None:
+            os.chown(WORKDIR, owner, owner)
+            os.chmod(WORKDIR, 0o711 if trusted else 0o700)
+        write_files(job.get("files", {}), owner)
     except (OSError, ValueError) as exc:
         return {"reason": "error", "detail": f"cannot write files: {exc}"}
     if job.get("inproc"):
         warm_code(job.get("files", {}))
-    if job.get("zygote"):
+    if trusted:
         ensure_zygote()
     stdin_data = job.get("stdin", "").encode()
     stdin_path = os.path.join(WORKDIR, f".stdin-{os.getpid()}")
@@ -672,19 +819,178 @@ def run_job(job: dict) -> dict:
     }
 
 
+# ---------------------------------------------------------------------- integrity
+
+_SYSV = ("shm", "sem", "msg")
+_OWN_LIMITS: dict = {}
+
+
+def _sysv_objects() -> list:
+    """``(kind, id)`` of every SysV IPC object of our IPC namespace."""
+    out = []
+    for kind in _SYSV:
+        try:
+            with open(f"/proc/sysvipc/{kind}", encoding="ascii") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if len(cols) > 1 and cols[1].lstrip("-").isdigit():
+                out.append((kind, int(cols[1])))
+    return out
+
+
+def _mqueues() -> list:
+    if not MQUEUE:
+        return []
+    try:
+        return os.listdir(MQUEUE)
+    except OSError:
+        return []
+
+
+def _clean_as_candidate() -> list:
+    """What only the candidate uid may remove: its SysV IPC objects (IPC_RMID needs
+    the owner without CAP_SYS_ADMIN, which we do not hold) and its keyrings, which
+    outlive its processes. Done in a fork that becomes the candidate uid after every
+    candidate process is dead; its exit status says whether the keyrings are empty."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            if SPLIT_UIDS:
+                os.setgroups([])
+                cand = int(CANDIDATE_UID or 0)
+                os.setresgid(cand, cand, cand)
+                os.setresuid(cand, cand, cand)
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            for kind, ident in _sysv_objects():
+                if kind == "shm":
+                    libc.shmctl(ident, 0, None)  # IPC_RMID
+                elif kind == "sem":
+                    libc.semctl(ident, 0, 0)
+                else:
+                    libc.msgctl(ident, 0, None)
+            for name in _mqueues():
+                try:
+                    os.unlink(os.path.join(MQUEUE, name))
+                except OSError:
+                    pass
+            if not keyring_clear():
+                code = 3
+        except BaseException:
+            code = 4
+        os._exit(code)
+    problems = []
+    try:
+        _, status = os.waitpid(pid, 0)
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+    except ChildProcessError:
+        code = -1
+    if code == 3:
+        problems.append("the candidate uid's keyrings are not empty")
+    elif code != 0:
+        problems.append(f"the candidate clean-up failed ({code})")
+    return problems
+
+
+def reset_box() -> list:
+    """Clean what a job could have left and CHECK it: the next job must find a box
+    identical to a fresh one. The problems found; any makes the host retire us."""
+    deadline = time.monotonic() + CLEANUP_BUDGET_S
+    # IPC objects, keyrings and the process list are the namespace's own only where we
+    # are PID 1 of one (bwrap, unshare, Docker); at the rlimits level they are the
+    # host's, which are not ours to clean.
+    own_namespace = os.getpid() == 1
+    problems = _clean_as_candidate() if own_namespace else []
+    problems += fresh_mounts()
+    problems += wipe(deadline)  # instant on fresh mounts; the only clean-up without them
+    if own_namespace:
+        left = [p for p in _namespace_pids() if p not in (os.getpid(), _ZYGOTE["pid"])]
+        if left:
+            problems.append(f"{len(left)} process(es) outlived the clean-up")
+    objects = _sysv_objects() if own_namespace else []
+    if objects:
+        problems.append(f"SysV IPC objects left: {objects[:5]}")
+    queues = _mqueues() if own_namespace else []
+    if queues:
+        problems.append(f"POSIX message queues left: {queues[:5]}")
+    if MQUEUE and not os.path.isdir(MQUEUE):
+        problems.append(f"the message queue listing {MQUEUE} is gone")
+    if all_limits() != _OWN_LIMITS:
+        problems.append("the supervisor's resource limits changed")
+    zpid = _ZYGOTE["pid"]
+    if zpid is not None and _zygote_alive():
+        if proc_limits(zpid) != _ZYGOTE["limits"]:
+            problems.append("the zygote's resource limits changed")
+        if proc_uids(zpid) != _ZYGOTE["uids"]:
+            problems.append("the zygote's uids changed")
+    if SPLIT_UIDS and os.getresuid() != (0, 0, 0):
+        problems.append("the supervisor's uid changed")
+    problems += reset_pid_cursor()
+    return problems
+
+
+def _private_proc() -> None:
+    """Mount a proc of our own where only we can reach it, for ns_last_pid."""
+    global NS_LAST_PID
+    if not PRIVATE_PROC or NS_LAST_PID or os.getpid() != 1:
+        return
+    try:
+        os.makedirs(PRIVATE_PROC, mode=0o700, exist_ok=True)
+        os.chmod(PRIVATE_PROC, 0o700)
+        _mount("proc", PRIVATE_PROC, "proc", _MS_NOSUID | _MS_NODEV | 8, "")  # 8: NOEXEC
+        NS_LAST_PID = os.path.join(PRIVATE_PROC, "sys/kernel/ns_last_pid")
+    except OSError:
+        pass  # not possible here: ready says pid_reset false
+
+
+def reset_pid_cursor() -> list:
+    """Put our PID namespace's allocation cursor back where every job starts."""
+    if not NS_LAST_PID or os.getpid() != 1:
+        return []
+    try:
+        fd = os.open(NS_LAST_PID, os.O_WRONLY)
+        try:
+            os.write(fd, str(PID_BASE).encode())
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return [f"cannot reset the pid cursor: {exc}"]
+    return []
+
+
 def main() -> None:
     _prctl_setup()
     os.environ.clear()
     os.environ.update(ENV)
     os.makedirs(WORKDIR, exist_ok=True)
+    # Our cwd must not pin the scratch mount that fresh_mounts() replaces.
+    os.chdir("/")
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    _OWN_LIMITS.update(all_limits())
+    _private_proc()
+    # Fresh mounts, the zygote, then the pid cursor: the first job then starts exactly
+    # like every later one (same mounts, same pids), whichever worker it lands on.
+    fresh_mounts()
+    ensure_zygote()
+    startup = reset_pid_cursor()
     send(
         {
             "ready": True,
             "pid": os.getpid(),
             "uid": os.getuid(),
+            "split_uids": SPLIT_UIDS,
+            "judge_uid": JUDGE_UID,
+            "candidate_uid": CANDIDATE_UID,
             "python": sys.version.split()[0],
             "workdir": WORKDIR,
+            "pid_reset": bool(NS_LAST_PID) and not startup,
+            "fresh_mounts": bool(FRESH_MOUNTS),
+            "startup_problems": startup,
         }
     )
     stdin = sys.stdin.buffer
@@ -692,19 +998,27 @@ def main() -> None:
         line = stdin.readline()
         if not line:
             return
-        job = json.loads(line)
+        result: dict = {"reason": "error", "detail": "sandbox supervisor error"}
+        problems: list = []
         try:
-            result = run_job(job)
-        except Exception as exc:  # our own failure: say so, and get replaced
-            kill_leftovers(None)
-            result = {"reason": "error", "detail": f"sandbox supervisor error: {exc!r}"}
-            result["clean"] = False
+            job = json.loads(line)
             result["id"] = job.get("id")
-            send(result)
-            continue
-        clean = wipe()
-        result["id"] = job.get("id")
-        result["clean"] = clean
+            result = run_job(job)
+            result["id"] = job.get("id")
+        except Exception as exc:  # our own failure: say so, and get replaced
+            result["detail"] = f"sandbox supervisor error: {exc!r}"
+            problems.append("supervisor error")
+        # The clean-up runs whatever happened above, and is itself guarded: a failure
+        # here retires the worker, it never ends the supervisor without an answer.
+        try:
+            if problems:
+                kill_leftovers(None)
+            problems += reset_box()
+        except Exception as exc:
+            problems.append(f"clean-up error: {exc!r}")
+        result["clean"] = not problems
+        if problems:
+            result["integrity"] = problems
         send(result)
 
 

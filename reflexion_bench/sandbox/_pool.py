@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Sandbox, StopReason
+from reflexion_bench.sandbox.shipping import shipped
 
 log = logging.getLogger(__name__)
 
-DRIVER_SOURCE = (Path(__file__).with_name("_driver.py")).read_text(encoding="utf-8")
+DRIVER_SOURCE = shipped(Path(__file__).with_name("_driver.py"))
 
 #: Extra seconds the harness waits past a job's own timeout before it declares the
 #: supervisor unresponsive and replaces the worker.
@@ -124,6 +125,9 @@ class PooledSandbox(Sandbox):
         self._workers: list[Worker | None] = [None] * self.jobs
         self._idle: asyncio.Queue[int] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Workers retired because their integrity check failed after a job (what a
+        #: program changed that the clean-up could not undo): ``(slot, problems)``.
+        self.retirements: list[tuple[int, list[str]]] = []
 
     # ------------------------------------------------------------------ subclass API
     @abc.abstractmethod
@@ -185,7 +189,7 @@ class PooledSandbox(Sandbox):
             "timeout_s": float(req.timeout_s),
             "limits": limits,
             "inproc": self._python_inproc(req.argv),
-            "zygote": bool(req.clean_fork),
+            "trusted": bool(req.trusted),
         }
 
     async def exec(self, request: ExecRequest) -> ExecResult:
@@ -206,6 +210,8 @@ class PooledSandbox(Sandbox):
 
     async def _exec_on(self, slot: int, req: ExecRequest) -> ExecResult:
         started = time.perf_counter()
+        if req.fresh and self._workers[slot] is not None:
+            await self._discard(slot)
         for attempt in (1, 2):
             try:
                 w = await self._worker(slot)
@@ -256,7 +262,13 @@ class PooledSandbox(Sandbox):
                     None, "", "", time.perf_counter() - started, reason, detail=detail
                 )
             if not out.get("clean", True):
-                w.dead = True  # could not wipe scratch: a fresh environment next time
+                # The box is not what a fresh one would be (a limit changed, an IPC
+                # object or a process survived the clean-up): no later program may run
+                # there. The worker is replaced before the slot's next job.
+                w.dead = True
+                problems = [str(p) for p in out.get("integrity") or ["not clean"]]
+                self.retirements.append((slot, problems))
+                log.info("sandbox worker %d retired after a job: %s", slot, "; ".join(problems))
             reason = out.get("reason", "error")
             detail = str(out.get("detail", ""))
             oom_after = w.channel.oom_kills()

@@ -54,9 +54,14 @@ class ExecRequest:
     stdin: str = ""
     timeout_s: float = 10.0
     limits: Limits = field(default_factory=Limits)
-    clean_fork: bool = False
-    """Give the program (fd 3) the sandbox's candidate zygote, where it has one: a
-    clean warm process that forks candidates (the judge's; see reflexion_bench.judge)."""
+    trusted: bool = False
+    """Harness code (the judge, the Rust driver), not a candidate: it runs under the
+    sandbox's *judge* uid, which keeps the capabilities to start candidates under the
+    candidate uid and to kill them, and gets (fd 3) the sandbox's candidate zygote
+    where there is one. Never set it for a model's program."""
+    fresh: bool = False
+    """Run on a newly started worker (the slot's current one is retired first): the
+    judge's health check after a program broke its sandbox."""
 
 
 @dataclass

@@ -11,8 +11,11 @@ harness's own deadline (timeout + grace) replaces the whole container when the
 supervisor does not answer.
 
 Containers: no network (``network_mode=none``), read-only root filesystem, tmpfs
-scratch and /tmp, memory (no swap) / CPU / pids limits, a non-root user, every
-capability dropped, ``no-new-privileges``, labelled ``reflexion_bench.sandbox``.
+scratch and /tmp, memory (no swap) / CPU / pids limits, ``no-new-privileges``, no
+SysV or POSIX IPC object allowed (namespaced sysctls at 0), labelled
+``reflexion_bench.sandbox``. The supervisor is the container's uid 0 with only the
+capabilities to run two other uids (``KEEPER_CAPS``): the judge as ``judge_user`` and
+every candidate as ``user``, never root (ioi/isolate's three uids; see ``_box.py``).
 Cleanup: removed on ``aclose``, at interpreter exit (atexit), on SIGTERM/SIGHUP, and,
 if the harness is killed outright, by the engine itself (stdin closes when the harness
 goes away, the supervisor exits, ``auto_remove`` deletes the container); a startup sweep
@@ -50,6 +53,29 @@ log = logging.getLogger(__name__)
 LABEL = "reflexion_bench.sandbox"
 _LIVE: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
 _HOST = socket.gethostname()
+#: The supervisor's capabilities (see local.KEEPER_CAPS). Engines up to 20.10 do not
+#: know CAP_CHECKPOINT_RESTORE; SYS_ADMIN (which the kernel accepts for it) lets the
+#: keeper mount a proc of its own to reset the pid cursor, and replace the tmpfs mounts
+#: after every job. Where a security profile (AppArmor) refuses mounts, the keeper
+#: falls back to emptying them and says so (``pid_reset``/``fresh_mounts`` in ready).
+KEEPER_CAPS = ("SETUID", "SETGID", "KILL", "CHOWN", "FOWNER", "DAC_OVERRIDE", "SYS_ADMIN")
+#: Namespaced sysctls of every container: no SysV or POSIX IPC object can be created
+#: (see local.NO_IPC_SYSCTLS); docker's seccomp profile alone let them through.
+NO_IPC = {
+    "kernel.shmmni": "0",
+    "kernel.msgmni": "0",
+    "kernel.sem": "0 0 0 0",
+    "fs.mqueue.queues_max": "0",
+}
+
+
+def _ids(key: str, value: object, example: str) -> tuple[int, int]:
+    """``uid:gid`` (numeric, never root) as two ints; ConfigError naming ``key``."""
+    uid, _, gid = str(value).partition(":")
+    gid = gid or uid
+    if not (uid.isdigit() and gid.isdigit()) or int(uid) == 0 or int(gid) == 0:
+        raise ConfigError(key, value, f"a numeric non-root uid:gid, e.g. {example}")
+    return int(uid), int(gid)
 
 
 def docker_client(timeout: int = 30) -> Any:
@@ -141,7 +167,8 @@ class DockerSandbox(PooledSandbox):
         cpus: CPU limit of each container.
         pids: process limit of each container.
         tmpfs_mb: size of the scratch and /tmp tmpfs.
-        user: ``uid:gid`` the container runs as (never root).
+        user: ``uid:gid`` every candidate runs as (never root).
+        judge_user: ``uid:gid`` the judge runs as (never root, never ``user``).
         python: interpreter for ``{python}``; ``auto`` reads the image label
             ``reflexion_bench.python`` and falls back to ``python3``.
         recycle_after: programs a container runs before it is replaced.
@@ -160,10 +187,15 @@ class DockerSandbox(PooledSandbox):
         python: str = "auto",
         recycle_after: int = 500,
         inproc_python: bool = True,
+        judge_user: str = "10002:10002",
     ) -> None:
         super().__init__(jobs=jobs, recycle_after=recycle_after, inproc_python=inproc_python)
-        if str(user).split(":")[0] in ("0", "root", ""):
-            raise ConfigError("sandbox.user", user, "a non-root uid:gid, e.g. 10001:10001")
+        self.candidate_ids = _ids("sandbox.user", user, "10001:10001")
+        self.judge_ids = _ids("sandbox.judge_user", judge_user, "10002:10002")
+        if self.judge_ids[0] == self.candidate_ids[0]:
+            raise ConfigError(
+                "sandbox.judge_user", judge_user, f"a uid other than the candidates' ({user})"
+            )
         self.image = image
         self.memory_mb = int(memory_mb)
         self.cpus = float(cpus)
@@ -203,9 +235,9 @@ class DockerSandbox(PooledSandbox):
         )
         self.owner = f"{_HOST}:{os.getpid()}"
         self.isolation = (
-            f"docker ({image}; network none, read-only root, non-root {self.user}, "
-            f"cap_drop ALL, no-new-privileges, {self.memory_mb} MB, {self.cpus:g} CPU, "
-            f"{self.pids} pids)"
+            f"docker ({image}; network none, read-only root, candidates {self.user}, "
+            f"judge {judge_user}, keeper caps only, no IPC, no-new-privileges, "
+            f"{self.memory_mb} MB, {self.cpus:g} CPU, {self.pids} pids)"
         )
         self._containers: set[str] = set()
         self._lock = threading.Lock()
@@ -234,9 +266,16 @@ class DockerSandbox(PooledSandbox):
             "nproc_rlimit": False,
             "env": env,
             "zygote": candidate_zygote_source(),
+            "judge_uid": self.judge_ids[0],
+            "candidate_uid": self.candidate_ids[0],
+            "mqueue": "/dev/mqueue",
+            "private_proc": "/dev/.rb-proc",
+            "fresh_mounts": [
+                {"path": "/dev/shm", "size": min(self.tmpfs_mb, 64) << 20, "mode": "1777"},
+                {"path": "/tmp", "size": self.tmpfs_mb << 20, "mode": "1777"},
+                {"path": "/scratch", "size": self.tmpfs_mb << 20, "mode": "0711"},
+            ],
         }
-        uid, _, gid = self.user.partition(":")
-        gid = gid or uid
         size = f"size={self.tmpfs_mb}m"
         volumes = {"/usr": {"bind": "/usr", "mode": "ro"}} if self.bind_host_usr else {}
         api = self.client.api
@@ -244,7 +283,8 @@ class DockerSandbox(PooledSandbox):
             network_mode="none",
             read_only=True,
             tmpfs={
-                "/scratch": f"{size},uid={uid},gid={gid},mode=0700,exec",
+                # Root's: the supervisor hands it to the uid of each job in turn.
+                "/scratch": f"{size},mode=0711,exec",
                 "/tmp": f"{size},mode=1777",
             },
             shm_size=f"{min(self.tmpfs_mb, 64)}m",
@@ -253,7 +293,9 @@ class DockerSandbox(PooledSandbox):
             nano_cpus=int(self.cpus * 1e9),
             pids_limit=self.pids,
             cap_drop=["ALL"],
+            cap_add=list(KEEPER_CAPS),
             security_opt=["no-new-privileges"],
+            sysctls=dict(NO_IPC),
             auto_remove=True,
             binds=volumes or None,
             ulimits=None,
@@ -261,7 +303,7 @@ class DockerSandbox(PooledSandbox):
         config = api.create_container_config(
             self.image,
             command=[self.python, "-I", "-S", "-c", DRIVER_SOURCE, json.dumps(cfg)],
-            user=self.user,
+            user="0:0",
             environment=env,
             working_dir="/scratch",
             stdin_open=True,

@@ -4,15 +4,19 @@ Isolation levels, strongest first (``isolation: auto`` probes them once and keep
 first that works):
 
 ``bwrap``
-    bubblewrap, started AS A DEDICATED UNPRIVILEGED UID: new user, PID, network, mount,
-    IPC, UTS and cgroup namespaces; a read-only view of /usr and /etc only (no /root,
-    /home, /work, ...), size-limited tmpfs for the scratch dir, /tmp and /dev/shm, no
-    network at all (only a down loopback), no nested user namespaces. The supervisor is
-    PID 1 of the namespace: programs cannot signal it, and everything dies with it.
+    bubblewrap: new PID, network, mount, IPC, UTS and cgroup namespaces; a read-only
+    view of /usr and /etc only (no /root, /home, /work, ...), size-limited tmpfs for the
+    scratch dir, /tmp and /dev/shm, a private mqueue mount, no network at all (only a
+    down loopback). The supervisor is PID 1 of the namespace: everything dies with it.
+    As root, bwrap runs without a user namespace and the supervisor keeps uid 0 with
+    six capabilities (``KEEPER_CAPS``) to run the judge and the candidates under two
+    dedicated uids of their own (ioi/isolate's model, see ``_box.py``); without root,
+    one user namespace of one uid holds every process (weaker: the README says how).
 ``unshare``
     util-linux ``unshare`` (as root) for network, PID, mount, IPC and UTS namespaces,
     tmpfs over /tmp, /var/tmp and /dev/shm, every other top-level directory but the
-    system ones hidden, then ``setpriv`` down to the dedicated uid.
+    system ones hidden, an mqueue mount on /run/mqueue, then ``setpriv`` limits the
+    supervisor's capabilities to ``KEEPER_CAPS`` (the same three uids as bwrap).
 ``rlimits``
     no namespaces: a dedicated uid (when we are root), rlimits, its own session, a
     private scratch dir. No network isolation and no private /tmp: a last resort, and
@@ -63,6 +67,28 @@ LEVELS = ("bwrap", "unshare", "rlimits")
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 _PROBED: dict[tuple[str, str], str | None] = {}
 _LIVE: weakref.WeakSet[LocalSandbox] = weakref.WeakSet()
+#: What the supervisor (the keeper, uid 0 of the sandbox) may still do: start programs
+#: under the judge and candidate uids (SETUID, SETGID), kill them (KILL), hand them their
+#: scratch dir (CHOWN), clean what they leave (FOWNER, DAC_OVERRIDE), reset the pid
+#: cursor (CHECKPOINT_RESTORE) and replace the tmpfs mounts by fresh ones after every
+#: job (SYS_ADMIN, inside its own mount namespace). No ptrace, raw I/O, module loading
+#: or network administration. The zygote keeps SETUID and SETGID only, the judge
+#: SETUID, SETGID and KILL, a candidate nothing.
+KEEPER_CAPS = (
+    "setuid", "setgid", "kill", "chown", "fowner", "dac_override", "checkpoint_restore",
+    "sys_admin",
+)  # fmt: skip
+#: Run in the worker's new IPC namespace, as root, before anything else: no SysV
+#: shared memory, semaphore or message queue and no POSIX message queue can be created
+#: there at all (generated programs do not need them; multiprocessing's locks are
+#: futexes in /dev/shm), so none can carry state from one judgment to the next, and
+#: neither can their id counters. The keeper's clean-up still checks they are none.
+NO_IPC_SYSCTLS = (
+    "echo 0 > /proc/sys/kernel/shmmni && echo 0 > /proc/sys/kernel/msgmni && "
+    'echo "0 0 0 0" > /proc/sys/kernel/sem && echo 0 > /proc/sys/fs/mqueue/queues_max'
+)
+#: Where a worker finds a writable ns_last_pid (see _driver.NS_LAST_PID).
+NS_LAST_PID = "/proc/sys/kernel/ns_last_pid"
 
 
 class _ProcChannel(Channel):
@@ -74,9 +100,11 @@ class _ProcChannel(Channel):
         uid: int | None,
         cleanup: list[Path],
         cgroup: _host.Cgroup | None,
+        judge_uid: int | None = None,
     ) -> None:
         self.proc = proc
         self.uid = uid
+        self.judge_uid = judge_uid
         self.cleanup = cleanup
         self.cgroup = cgroup
         self._stderr: deque[bytes] = deque(maxlen=32)
@@ -113,9 +141,10 @@ class _ProcChannel(Channel):
         # The supervisor runs in its own session: its group is bwrap/unshare + driver.
         with contextlib.suppress(OSError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        # Whatever escaped the group (setsid): every process of the slot's uid.
-        if self.uid is not None:
-            _host.kill_uid(self.uid)
+        # Whatever escaped the group (setsid): every process of the slot's uids.
+        for uid in (self.uid, self.judge_uid):
+            if uid is not None:
+                _host.kill_uid(uid)
         if self.cgroup is not None:
             self.cgroup.remove()
         for path in self.cleanup:
@@ -182,7 +211,10 @@ class LocalSandbox(PooledSandbox):
         self.cgroup_memory_mb = _positive_int("sandbox.cgroup_memory_mb", cgroup_memory_mb)
         self.uid_base = int(uid_base)
         self._root = os.geteuid() == 0
+        #: Per slot: the candidate uid (``_leases``) and the judge uid, never shared
+        #: with another slot, another sandbox or another run on this host.
         self._leases: dict[int, _host.UidLease] = {}
+        self._judge_leases: dict[int, _host.UidLease] = {}
         self._cgroups_ok: bool | None = None
         if isolation == "auto":
             level = probe_isolation(self.python)
@@ -195,7 +227,9 @@ class LocalSandbox(PooledSandbox):
             level = isolation
         self.level = level
         extras = []
-        if self._root:
+        if self._root and level in ("bwrap", "unshare"):
+            extras.append("split uids")
+        elif self._root:
             extras.append("dedicated uid")
         if self._root:
             probe = _host.Cgroup(f"{os.getpid()}-probe", 64, 64, None)
@@ -218,22 +252,36 @@ class LocalSandbox(PooledSandbox):
 
     # ------------------------------------------------------------------ workers
     def _uid(self, slot: int) -> int | None:
+        """The slot's candidate uid (None without root)."""
+        return self._claim(self._leases, slot)
+
+    def _judge_uid(self, slot: int) -> int | None:
+        """The slot's judge uid, where the level splits uids (bwrap, unshare as root)."""
+        if self.level == "rlimits":
+            return None
+        return self._claim(self._judge_leases, slot)
+
+    def _claim(self, leases: dict[int, _host.UidLease], slot: int) -> int | None:
         if not self._root:
             return None
-        lease = self._leases.get(slot)
+        lease = leases.get(slot)
         if lease is None:
             lease = _host.claim_uid(self.uid_base)
-            self._leases[slot] = lease
+            leases[slot] = lease
         return lease.uid
 
     async def _spawn(self, slot: int) -> Channel:
         uid = self._uid(slot)
+        judge_uid = self._judge_uid(slot)
         cgroup = None
         if self._cgroups_ok:
-            cgroup = _host.Cgroup(f"{os.getpid()}-{slot}-{uid}", self.cgroup_memory_mb, 1024, uid)
+            # Only the rlimits level's supervisor runs as the slot's uid (and enters the
+            # cgroup itself); the other levels start it as root.
+            owner = uid if self.level == "rlimits" else None
+            cgroup = _host.Cgroup(f"{os.getpid()}-{slot}-{uid}", self.cgroup_memory_mb, 1024, owner)
             if not cgroup.active:
                 cgroup = None
-        argv, cleanup = build_argv(self.level, self.python, uid, self.disk_mb)
+        argv, cleanup = build_argv(self.level, self.python, uid, self.disk_mb, judge_uid)
         if cgroup is not None:
             argv = cgroup.enter_command() + argv
         try:
@@ -246,7 +294,7 @@ class LocalSandbox(PooledSandbox):
                 start_new_session=True,
                 limit=1 << 26,
                 cwd="/",
-                **_as_user(uid if self.level != "unshare" else None),
+                **_as_user(_starter_uid(self.level, uid)),
             )
         except Exception:
             for path in cleanup:
@@ -254,22 +302,24 @@ class LocalSandbox(PooledSandbox):
             if cgroup is not None:
                 cgroup.remove()
             raise
-        return _ProcChannel(proc, uid, cleanup, cgroup)
+        return _ProcChannel(proc, uid, cleanup, cgroup, judge_uid)
 
     async def _after_worker_killed(self, slot: int) -> None:
         return None
 
     async def aclose(self) -> None:
         await super().aclose()
-        for lease in self._leases.values():
-            lease.release()
-        self._leases.clear()
+        self._release_leases()
+
+    def _release_leases(self) -> None:
+        for leases in (self._leases, self._judge_leases):
+            for lease in leases.values():
+                lease.release()
+            leases.clear()
 
     def close_now(self) -> None:
         super().close_now()
-        for lease in self._leases.values():
-            lease.release()
-        self._leases.clear()
+        self._release_leases()
 
 
 # ---------------------------------------------------------------------- helpers
@@ -307,6 +357,12 @@ def _host_env() -> dict[str, str]:
     return {"PATH": SANDBOX_PATH + ":/usr/sbin:/sbin", "LANG": "C.UTF-8"}
 
 
+def _starter_uid(level: str, uid: int | None) -> int | None:
+    """Who starts the worker: root itself at the bwrap and unshare levels (the keeper
+    needs uid 0 of the sandbox to run two other uids), the slot's uid at rlimits."""
+    return uid if level == "rlimits" else None
+
+
 def _as_user(uid: int | None) -> dict[str, Any]:
     if uid is None:
         return {}
@@ -336,10 +392,15 @@ def _positive_int(key: str, value: object) -> int:
 
 
 def build_argv(
-    level: str, python: str, uid: int | None, disk_mb: int
+    level: str, python: str, uid: int | None, disk_mb: int, judge_uid: int | None = None
 ) -> tuple[list[str], list[Path]]:
-    """The command that starts one worker at ``level``, and host paths to remove after."""
+    """The command that starts one worker at ``level``, and host paths to remove after.
+
+    ``uid`` is the candidate uid and ``judge_uid`` the judge's (both None without root:
+    one uid then runs everything, in bwrap's user namespace)."""
     size = disk_mb * 1024 * 1024
+    split = uid is not None and judge_uid is not None
+    uids: dict[str, Any] = {"judge_uid": judge_uid, "candidate_uid": uid} if split else {}
     if level == "bwrap":
         workdir, tmpdir = "/scratch", "/tmp"
         cfg: dict[str, Any] = {
@@ -349,12 +410,38 @@ def build_argv(
             "kill_all": True,  # we are PID 1 of our own namespace
             "env": _sandbox_env(workdir, tmpdir),
             "zygote": candidate_zygote_source(),
+            "mqueue": "/dev/mqueue",
+            **uids,
         }
+        if split:
+            cfg["fresh_mounts"] = [
+                {"path": "/dev/shm", "size": size, "mode": "1777"},
+                {"path": tmpdir, "size": size, "mode": "1777"},
+                {"path": workdir, "size": size, "mode": "0711"},
+            ]
+        prefix: list[str] = []
+        if split:
+            # The IPC namespace is made first, by util-linux, so that its sysctls can be
+            # written (bwrap covers /proc/sys read-only inside); bwrap joins it.
+            prefix = [
+                shutil.which("unshare") or "unshare", "--ipc", "--",
+                "/bin/sh", "-c", f'{NO_IPC_SYSCTLS} && exec "$@"', "sh",
+            ]  # fmt: skip
+            cfg["ns_last_pid"] = "/dev/.rb-ns-last-pid"
+            # As root: no user namespace (uids are real, so each slot's two are its own
+            # on this host), the keeper's capabilities only.
+            namespaces = [
+                "--unshare-pid", "--unshare-net", "--unshare-uts",
+                "--unshare-cgroup-try", "--cap-drop", "ALL",
+            ]  # fmt: skip
+            for cap in KEEPER_CAPS:
+                namespaces += ["--cap-add", f"CAP_{cap.upper()}"]
+        else:
+            namespaces = ["--unshare-all", "--unshare-user", "--disable-userns"]
         argv = [
+            *prefix,
             shutil.which("bwrap") or "bwrap",
-            "--unshare-all",
-            "--unshare-user",
-            "--disable-userns",
+            *namespaces,
             "--die-with-parent",
             "--new-session",
             "--as-pid-1",
@@ -376,9 +463,11 @@ def build_argv(
         argv += [
             "--proc", "/proc",
             "--dev", "/dev",
-            "--size", str(size), "--tmpfs", "/dev/shm",
-            "--size", str(size), "--tmpfs", tmpdir,
-            "--size", str(size), "--perms", "0700", "--tmpfs", workdir,
+            "--mqueue", "/dev/mqueue",
+            *(["--bind", NS_LAST_PID, cfg["ns_last_pid"]] if split else []),
+            "--size", str(size), "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--size", str(size), "--perms", "1777", "--tmpfs", tmpdir,
+            "--size", str(size), "--perms", "0711" if split else "0700", "--tmpfs", workdir,
             "--remount-ro", "/",
             "--chdir", workdir,
             "--clearenv",
@@ -397,11 +486,22 @@ def build_argv(
             "zygote": candidate_zygote_source(),
             "kill_all": True,
             "env": _sandbox_env(workdir, tmpdir),
+            "mqueue": "/run/mqueue",
+            # unshare's own /proc mount is writable (bwrap's is covered read-only).
+            "ns_last_pid": NS_LAST_PID if split else "",
+            **uids,
         }
-        keep = "/usr|/bin|/sbin|/lib|/lib32|/lib64|/libx32|/etc|/proc|/dev|/sys|/tmp"
-        owner = f"{uid}:{uid}" if uid is not None else "0:0"
+        if split:
+            cfg["fresh_mounts"] = [
+                # /var/tmp is not there: the script hides /var like the rest.
+                {"path": d, "size": size, "mode": "1777"}
+                for d in ("/tmp", "/dev/shm")
+            ]
+        keep = "/usr|/bin|/sbin|/lib|/lib32|/lib64|/libx32|/etc|/proc|/dev|/sys|/tmp|/run"
+        owner = "0:0" if split or uid is None else f"{uid}:{uid}"
+        no_ipc = f"{NO_IPC_SYSCTLS}\n" if split else ""
         script = f"""set -e
-for d in /tmp /var/tmp /dev/shm; do
+{no_ipc}for d in /tmp /var/tmp /dev/shm; do
   [ -d "$d" ] && mount -t tmpfs -o size={size},mode=1777,nosuid,nodev tmpfs "$d"
 done
 mkdir -m 700 {workdir} && chown {owner} {workdir}
@@ -410,12 +510,25 @@ for d in /*; do
     if [ -d "$d" ] && [ ! -L "$d" ]; then mount -t tmpfs -o ro,size=4k,mode=755 tmpfs "$d" || true; fi ;;
   esac
 done
+# /run: hidden like the rest, but holding our IPC namespace's message queue listing
+# (the host has no /dev/mqueue to mount it on).
+mount -t tmpfs -o size=64k,mode=755 tmpfs /run
+mkdir -m 755 /run/mqueue && mount -t mqueue mqueue /run/mqueue
 mount -o remount,bind,ro / 2>/dev/null || true
 cd {workdir}
 exec "$@"
 """
         drop: list[str] = []
-        if uid is not None:
+        if split:
+            # The keeper stays uid 0 of the sandbox with its few capabilities only.
+            bounding = ",".join(["-all", *(f"+{c}" for c in KEEPER_CAPS)])
+            drop = [
+                shutil.which("setpriv") or "setpriv",
+                "--inh-caps=-all",
+                f"--bounding-set={bounding}",
+                "--",
+            ]
+        elif uid is not None:
             drop = [
                 shutil.which("setpriv") or "setpriv",
                 f"--reuid={uid}",
@@ -500,12 +613,16 @@ async def _probe_async(level: str, python: str) -> str | None:
             return "unshare not installed (util-linux)"
         if os.geteuid() != 0:
             return "needs root (it mounts tmpfs and drops to a dedicated uid)"
-    lease = _host.claim_uid() if os.geteuid() == 0 else None
-    uid = lease.uid if lease else None
+    root = os.geteuid() == 0
+    leases = [
+        _host.claim_uid() for _ in range(2 if root and level != "rlimits" else 1 if root else 0)
+    ]
+    uid = leases[0].uid if leases else None
+    judge_uid = leases[1].uid if len(leases) > 1 else None
     try:
-        argv, cleanup = build_argv(level, python, uid, 16)
+        argv, cleanup = build_argv(level, python, uid, 16, judge_uid)
     except Exception as exc:
-        if lease:
+        for lease in leases:
             lease.release()
         return str(exc)
     channel: _ProcChannel | None = None
@@ -518,9 +635,9 @@ async def _probe_async(level: str, python: str) -> str | None:
             env=_host_env(),
             start_new_session=True,
             cwd="/",
-            **_as_user(uid if level != "unshare" else None),
+            **_as_user(_starter_uid(level, uid)),
         )
-        channel = _ProcChannel(proc, uid, cleanup, None)
+        channel = _ProcChannel(proc, uid, cleanup, None, judge_uid)
         worker = await start_worker(channel, timeout_s=30)
         from dataclasses import asdict
 
@@ -541,6 +658,8 @@ async def _probe_async(level: str, python: str) -> str | None:
             return f"probe program failed: {out}"
         if level in ("bwrap", "unshare") and worker.info.get("pid") != 1:
             return f"supervisor is not PID 1 of a new namespace: {worker.info}"
+        if judge_uid is not None and not worker.info.get("split_uids"):
+            return f"the judge and candidate uids were not taken: {worker.info}"
         return None
     except Exception as exc:
         diag = channel.diagnostics() if channel else ""
@@ -551,7 +670,7 @@ async def _probe_async(level: str, python: str) -> str | None:
         else:
             for path in cleanup:
                 shutil.rmtree(path, ignore_errors=True)
-        if lease:
+        for lease in leases:
             lease.release()
 
 

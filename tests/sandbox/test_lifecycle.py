@@ -64,7 +64,7 @@ def _labelled(client: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.docker
 async def test_container_is_locked_down(make_sandbox: Callable[..., Sandbox]) -> None:
-    from reflexion_bench.sandbox.docker import DockerSandbox
+    from reflexion_bench.sandbox.docker import KEEPER_CAPS, NO_IPC, DockerSandbox
 
     sb = make_sandbox("docker")
     assert isinstance(sb, DockerSandbox)
@@ -79,7 +79,7 @@ async def test_container_is_locked_down(make_sandbox: Callable[..., Sandbox]) ->
         )
     )
     lines = r.stdout.split("\n")
-    assert lines[0] != "0"
+    assert lines[0] == str(sb.candidate_ids[0])  # the candidate uid, never root
     assert "CapEff:\t0000000000000000" in r.stdout
     assert "NoNewPrivs:\t1" in r.stdout
     assert "Read-only file system" in r.stdout
@@ -90,11 +90,17 @@ async def test_container_is_locked_down(make_sandbox: Callable[..., Sandbox]) ->
     assert hc["NetworkMode"] == "none"
     assert hc["ReadonlyRootfs"] is True
     assert hc["CapDrop"] == ["ALL"]
+    # The keeper's few capabilities only (the candidate above has none).
+    assert sorted(hc["CapAdd"]) == sorted(f"CAP_{c}" for c in KEEPER_CAPS) or sorted(
+        hc["CapAdd"]
+    ) == sorted(KEEPER_CAPS)
+    assert hc["Sysctls"] == NO_IPC
     assert "no-new-privileges" in hc["SecurityOpt"]
     assert hc["Memory"] == sb.memory_mb * 1024 * 1024 and hc["MemorySwap"] == hc["Memory"]
     assert hc["PidsLimit"] == sb.pids and hc["NanoCpus"] == int(sb.cpus * 1e9)
     assert "/scratch" in hc["Tmpfs"] and "/tmp" in hc["Tmpfs"]
-    assert info["Config"]["User"] == sb.user
+    # The supervisor is the container's root (the keeper); candidates run as sb.user.
+    assert info["Config"]["User"] == "0:0"
     assert info["Config"]["Labels"]["reflexion_bench.sandbox"] == "1"
     await sb.aclose()
     assert cid not in {c["Id"] for c in _labelled(sb.client)}

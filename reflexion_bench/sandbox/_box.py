@@ -1,0 +1,283 @@
+# ruff: noqa: SIM105
+# mypy: disable-error-code="type-arg"
+"""Privilege and limit primitives of a judgment's box (standard library only).
+
+Shipped, as source, ahead of every program that starts or becomes a candidate: the
+sandbox supervisor (``_driver.py``), the candidate zygote and runner
+(``judge/_candidate_main.py``), the judge (``judge/_judge_main.py``) and the Rust
+driver. One copy of the rules, so that every path into a candidate process sets the
+same limits and drops the same privileges.
+
+The model is ioi/isolate's: three uids that never meet. The supervisor (a keeper, uid 0
+of the sandbox with a small capability set and nothing else) starts trusted programs
+(the judge, the Rust driver) under the *judge uid*, which keeps only the capabilities
+to start and kill candidates, and every candidate under the *candidate uid* with no
+capability at all. A candidate can therefore signal, ``prlimit``, ptrace or read none
+of the processes that decide or record its verdict.
+
+Every resource limit is set explicitly in every candidate (all ``RLIMIT_*``, not the
+five a test program needs): a limit is never inherited from a long-lived process that
+a candidate might have changed.
+"""
+
+import ctypes
+import os
+import resource
+
+#: Capabilities (linux/capability.h) a trusted program keeps under the judge uid:
+#: start candidates under the candidate uid (SETUID, SETGID) and kill them (KILL).
+CAP_KILL, CAP_SETGID, CAP_SETUID = 5, 6, 7
+TRUSTED_CAPS = (CAP_KILL, CAP_SETGID, CAP_SETUID)
+_CAP_VERSION_3 = 0x20080522
+_PR_SET_KEEPCAPS = 8
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_RAISE = 2
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_PR_SET_DUMPABLE = 4
+
+MB = 1024 * 1024
+_INF = resource.RLIM_INFINITY
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def candidate_limits(lim: dict, nproc: bool = True) -> list:
+    """``[(resource, soft, hard), ...]`` for EVERY ``RLIMIT_*`` of a candidate, from
+    a job's limits (``Limits`` as a dict). ``nproc`` False leaves the process count to
+    a pids cgroup (Docker: one uid across containers)."""
+    mem = int(lim.get("memory_mb") or 1024) * MB
+    cpu = max(1, int(lim.get("cpu_s") or 30))
+    procs = int(lim.get("max_procs") or 64) if nproc else 1 << 16
+    fsize = int(lim.get("file_size_mb") or 16) * MB
+    rows = [
+        ("RLIMIT_AS", mem, mem),
+        ("RLIMIT_DATA", mem, mem),
+        # SIGXCPU at the soft limit (reported as a CPU timeout), SIGKILL a second later.
+        ("RLIMIT_CPU", cpu, cpu + 1),
+        ("RLIMIT_FSIZE", fsize, fsize),
+        ("RLIMIT_NPROC", procs, procs),
+        ("RLIMIT_CORE", 0, 0),
+        ("RLIMIT_NOFILE", 1024, 1024),
+        # Deep recursion in the main thread (8 MB is glibc's usual default).
+        ("RLIMIT_STACK", 64 * MB, 64 * MB),
+        ("RLIMIT_MEMLOCK", 8 * MB, 8 * MB),
+        ("RLIMIT_MSGQUEUE", 819200, 819200),
+        ("RLIMIT_SIGPENDING", 4096, 4096),
+        ("RLIMIT_LOCKS", 1024, 1024),
+        ("RLIMIT_NICE", 0, 0),
+        ("RLIMIT_RTPRIO", 0, 0),
+        ("RLIMIT_RTTIME", cpu * 1_000_000, cpu * 1_000_000),
+        ("RLIMIT_RSS", _INF, _INF),
+    ]
+    out = []
+    for name, soft, hard in rows:
+        res = getattr(resource, name, None)
+        if res is not None:
+            out.append((res, soft, hard))
+    return out
+
+
+def set_limits(rows: list) -> list:
+    """Set every row; where the process may not raise a hard limit (no privilege),
+    the value is capped at the current hard limit. Returns the rows it could not set."""
+    failed = []
+    for res, soft, hard in rows:
+        try:
+            resource.setrlimit(res, (soft, hard))
+            continue
+        except (ValueError, OSError):
+            pass
+        try:
+            _, cur_hard = resource.getrlimit(res)
+            if cur_hard != _INF:
+                soft = cur_hard if soft == _INF else min(soft, cur_hard)
+                hard = cur_hard if hard == _INF else min(hard, cur_hard)
+            resource.setrlimit(res, (soft, hard))
+        except (ValueError, OSError):
+            failed.append(res)
+    return failed
+
+
+def all_limits() -> dict:
+    """This process's limits, every ``RLIMIT_*``: ``{name: (soft, hard)}``."""
+    out = {}
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            try:
+                out[name] = resource.getrlimit(getattr(resource, name))
+            except (ValueError, OSError):
+                pass
+    return out
+
+
+def proc_limits(pid: int | str) -> str | None:
+    """Another process's limits as ``/proc/<pid>/limits`` shows them (the text, or
+    None when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/limits", encoding="ascii") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def proc_uids(pid: int | str) -> tuple | None:
+    """The real, effective, saved and fs uids of ``pid`` (None when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Uid:"):
+                    return tuple(int(x) for x in line.split()[1:5])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def _capset(caps: tuple, inheritable: bool = False) -> None:
+    mask = 0
+    for c in caps:
+        mask |= 1 << c
+    header = _CapHeader(_CAP_VERSION_3, 0)
+    data = (_CapData * 2)()
+    data[0].effective = data[0].permitted = mask
+    data[0].inheritable = mask if inheritable else 0
+    if _libc().capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def limit_caps(caps: tuple) -> None:
+    """Keep only ``caps`` (effective and permitted); the rest are gone for good."""
+    try:
+        _capset(caps)
+    except OSError:
+        pass
+
+
+def capabilities(pid: int | str = "self") -> int:
+    """The effective capability mask of a process (from /proc; 0 when unknown)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("CapEff:"):
+                    return int(line.split()[1], 16)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def drop_all_caps() -> None:
+    """No capability left in any set (ambient included), and no way to gain one."""
+    libc = _libc()
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    try:
+        _capset(())
+    except OSError:
+        pass
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+_SYS_KEYCTL = 250  # x86_64; keyctl(2) has no libc wrapper
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+_KEYCTL_CLEAR = 7
+_KEYCTL_READ = 11
+_KEY_SPEC_USER_KEYRING = -4
+_KEY_SPEC_USER_SESSION_KEYRING = -5
+
+
+def _keyctl(*args: int) -> int:
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    return int(libc.syscall(_SYS_KEYCTL, *(ctypes.c_long(a) for a in args)))
+
+
+def join_session_keyring() -> None:
+    """A new anonymous session keyring: a forked process otherwise *possesses* its
+    parent's session keyring and could leave a key there for the next candidate.
+    Where keyctl is refused (Docker's seccomp profile) there is no keyring to share."""
+    try:
+        _keyctl(_KEYCTL_JOIN_SESSION_KEYRING, 0)
+    except Exception:
+        pass
+
+
+def keyring_clear() -> bool:
+    """Empty this uid's user and user-session keyrings (they outlive every process of
+    the uid); True when both are empty afterwards or keyctl is refused here."""
+    ok = True
+    for ring in (_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING):
+        if _keyctl(_KEYCTL_CLEAR, ring) != 0:
+            continue  # refused (seccomp) or no keyring: nothing a candidate could use
+        if _keyctl(_KEYCTL_READ, ring, 0, 0) != 0:
+            ok = False  # bytes of key ids still listed
+    return ok
+
+
+def become_candidate(uid: int | None, gid: int | None, rows: list) -> None:
+    """Turn this (freshly forked) process into a candidate: every limit set, then the
+    candidate uid and gid, no supplementary group, no capability. ``uid`` None (a
+    sandbox with one uid only) sets the limits and drops capabilities only. Raises
+    OSError when the switch did not happen: a candidate never runs privileged."""
+    set_limits(rows)
+    if uid is not None:
+        gid = uid if gid is None else gid
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+            raise OSError("the candidate uid was not taken")
+    join_session_keyring()
+    drop_all_caps()
+    if capabilities() != 0:
+        raise OSError("the candidate kept a capability")
+
+
+def become_trusted(uid: int | None, gid: int | None, execs: bool = False) -> None:
+    """Run this (freshly forked) process under the judge uid, keeping only the
+    capabilities to start and kill candidates. ``execs``: the program will be
+    ``execve``d, so the capabilities are made ambient to survive it."""
+    if uid is None:
+        return
+    gid = uid if gid is None else gid
+    libc = _libc()
+    libc.prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0)
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    libc.prctl(_PR_SET_KEEPCAPS, 0, 0, 0, 0)
+    join_session_keyring()
+    _capset(TRUSTED_CAPS, inheritable=execs)
+    if execs:
+        for c in TRUSTED_CAPS:
+            libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE, c, 0, 0)
+
+
+def non_dumpable() -> None:
+    """No ptrace of this process, no /proc/<pid>/{mem,fd,environ} for anyone else."""
+    try:
+        _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except Exception:
+        pass
+
+
+def box_identity() -> tuple[int | None, int | None]:
+    """``(uid, gid)`` of the candidate, from the environment the supervisor gives a
+    trusted program (``RB_BOX_CANDIDATE=uid:gid``); ``(None, None)`` without one."""
+    value = os.environ.get("RB_BOX_CANDIDATE", "")
+    uid, _, gid = value.partition(":")
+    if uid.isdigit() and gid.isdigit():
+        return int(uid), int(gid)
+    return None, None
