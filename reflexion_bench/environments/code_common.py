@@ -63,8 +63,10 @@ class ParsedTests:
 
 @dataclass
 class TestOutcome:
-    """The verdict of one unit test. ``status`` is pass, fail, error or timeout;
-    ``output`` is what the call returned (or the exception), for the feedback."""
+    """The verdict of one unit test. ``status`` is pass, fail or timeout (the
+    program's), ``dropped`` (the judge refused to evaluate the assert or it exceeded the
+    judge's limits: no verdict on the program) or error (a compiled language's harness);
+    ``output`` is what the call returned (or the exception, or why), for the feedback."""
 
     __test__ = False  # not a pytest test class despite the name
 
@@ -75,6 +77,10 @@ class TestOutcome:
     @property
     def passed(self) -> bool:
         return self.status == "pass"
+
+    @property
+    def dropped(self) -> bool:
+        return self.status == "dropped"
 
 
 @dataclass

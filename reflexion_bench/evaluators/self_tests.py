@@ -46,7 +46,7 @@ ON_NO_TESTS = ("fail", "pass")
 def format_feedback(outcomes: list[TestOutcome], limit: int = 4000) -> str:
     """The paper-style feedback text: passed tests, then failed ones with their output."""
     passed = [o.test for o in outcomes if o.passed]
-    failed = [f"{o.test} # output: {o.output}" for o in outcomes if not o.passed]
+    failed = [f"{o.test} # output: {o.output}" for o in outcomes if not o.passed and not o.dropped]
     text = "Tested passed:\n" + "\n".join(passed) + "\n\nTests failed:\n" + "\n".join(failed)
     return text if len(text) <= limit else text[: limit - 20] + "\n... (truncated)"
 
@@ -147,8 +147,20 @@ class SelfTestEvaluator:
             {"test": o.test, "status": o.status, "output": o.output} for o in outcomes
         ]
         details["n_passed"] = sum(o.passed for o in outcomes)
+        # A test the judge refused to evaluate (a computation bomb) says nothing about
+        # the program: counted with the dropped ones, left out of the verdict.
+        judged = [o for o in outcomes if not o.dropped]
+        if len(judged) < len(outcomes):
+            details["dropped_tests"] = info["dropped"] + len(outcomes) - len(judged)
+        if not judged:
+            details["no_tests"] = True
+            return Feedback(
+                passed=self.on_no_tests == "pass",
+                text="No unit test could be evaluated: the judge dropped every one.",
+                details=details,
+            )
         return Feedback(
-            passed=all(o.passed for o in outcomes),
+            passed=all(o.passed for o in judged),
             text=format_feedback(outcomes, self.max_feedback_chars),
             details=details,
         )

@@ -29,6 +29,7 @@ from typing import Any
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.judge._judge_main import check_assert as _check_assert
 from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox, SandboxError
+from reflexion_bench.sandbox.shipping import shipped
 
 __all__ = [
     "JUDGE_SOURCE",
@@ -46,15 +47,6 @@ __all__ = [
 _HERE = Path(__file__).resolve().parent
 
 
-def _strip(name: str) -> str:
-    """A module's source without its host-only block (the import of the wire, whose
-    source the shipped program carries itself)."""
-    src = (_HERE / name).read_text(encoding="utf-8")
-    head, _, rest = src.partition("# host only: begin")
-    _, _, tail = rest.partition("# host only: end\n")
-    return head + tail
-
-
 def _wire_source() -> str:
     # `from __future__` must come first in a module: the wire's is dropped (the shipped
     # programs run on Python 3.11, where the annotations it defers are valid anyway).
@@ -62,15 +54,16 @@ def _wire_source() -> str:
     return src.replace("from __future__ import annotations\n", "")
 
 
-#: The candidate runner as shipped (self-contained: builtin modules only).
-CANDIDATE_SOURCE = (_HERE / "_candidate_main.py").read_text(encoding="utf-8")
-#: The judge program as shipped (wire + the candidate's source + judge). Its first
-#: line asks the sandbox supervisor to compile it once per worker (~7 ms a program).
+#: The candidate runner as shipped (self-contained: the box's rules inlined).
+CANDIDATE_SOURCE = shipped(_HERE / "_candidate_main.py")
+#: The judge program as shipped (wire + the candidate's source + judge, the box's rules
+#: in place of its host-only imports). Its first line asks the sandbox supervisor to
+#: compile it once per worker (~7 ms a program).
 JUDGE_SOURCE = (
     "# reflexion-bench: compile once per worker\n"
     + _wire_source()
     + f"\nCANDIDATE_SOURCE = {CANDIDATE_SOURCE!r}\n"
-    + _strip("_judge_main.py")
+    + shipped(_HERE / "_judge_main.py")
 )
 
 #: Seconds on top of a judgement's own time limit for starting the two interpreters.
@@ -79,8 +72,9 @@ START_SLACK_S = 10.0
 
 @dataclass
 class JudgeVerdict:
-    """A hidden-test verdict: ``pass``, ``fail``, ``timeout`` or ``error`` (the program
-    does not load). A sandbox that failed raises :class:`SandboxError` instead."""
+    """A hidden-test verdict: ``pass``, ``fail`` or ``timeout`` (a program that does
+    not load, or breaks its sandbox, fails). A sandbox that failed raises
+    :class:`SandboxError` instead: no program can make its own verdict an error."""
 
     status: str
     detail: str = ""
@@ -90,8 +84,9 @@ class JudgeVerdict:
 
 @dataclass
 class SelfTestVerdict:
-    """One self-test's verdict: ``pass``, ``fail``, ``error`` or ``timeout``; ``output``
-    is the value the assert saw (or the exception, or why the test was rejected)."""
+    """One self-test's verdict: ``pass``, ``fail``, ``timeout`` or ``dropped`` (the judge
+    refused the assert, or evaluating it exceeded the judge's own limits: not a verdict
+    on the program); ``output`` is the value the assert saw, the exception, or why."""
 
     status: str
     output: str = ""
@@ -132,39 +127,93 @@ def _verdict_lines(result: ExecResult, nonce: str) -> list[dict[str, Any]]:
     return out
 
 
-def _sandbox_failure(result: ExecResult, lines: list[dict[str, Any]]) -> SandboxError | None:
-    """A run error when the judge never said ``ready`` (the sandbox did not run it) or
-    reported a bug of its own; None when the judge ran."""
+def _harness_error(lines: list[dict[str, Any]]) -> str | None:
     harness = next((v for v in lines if v.get("event") == "harness_error"), None)
-    if harness is not None:
-        return SandboxError(f"the judge failed: {harness.get('detail', '')}")
-    if any(v.get("event") == "ready" for v in lines):
-        return None
+    return None if harness is None else str(harness.get("detail", ""))
+
+
+def _not_started(result: ExecResult) -> str:
     why = result.detail or result.stderr.strip()[-300:] or f"reason {result.reason}"
-    return SandboxError(f"the sandbox did not run the judge ({result.reason}): {why}")
+    return f"the sandbox did not run the judge ({result.reason}): {why}"
+
+
+class ProgramBrokeSandbox(Exception):
+    """A candidate's run ended the judge abnormally and a fresh worker judged a known
+    good program correctly: the program is to blame (its verdict is ``fail``)."""
+
+
+#: A trivial program and test the health check judges on a fresh worker.
+_HEALTH_PROGRAM = "def rb_health(x):\n    return x + 1\n"
+_HEALTH_TEST = "assert rb_health(1) == 2\n"
+
+
+async def _healthy(sandbox: Sandbox, limits: Limits) -> str | None:
+    """Judge a known good program on a freshly started worker: None when it passes,
+    else why the sandbox is unhealthy."""
+    nonce = "@@rb-judge-" + secrets.token_hex(12) + "@@ "
+    spec = {
+        "mode": "hidden",
+        "program": _HEALTH_PROGRAM,
+        "test": _HEALTH_TEST,
+        "test_call": "",
+        "entry_point": "rb_health",
+        "candidate_entry": "rb_health",
+        "timeout_s": 10.0,
+        "nonce": nonce,
+        "limits": asdict(limits),
+    }
+    result = await sandbox.exec(_request(spec, 10.0 + START_SLACK_S, limits, fresh=True))
+    lines = _verdict_lines(result, nonce)
+    harness = _harness_error(lines)
+    if harness is not None:
+        return f"the judge failed: {harness}"
+    if not any(v.get("event") == "ready" for v in lines):
+        return _not_started(result)
+    status = next((v.get("status") for v in lines if "status" in v), None)
+    return None if status == "pass" else f"a known good program was judged {status!r}"
+
+
+def _request(spec: dict[str, Any], timeout_s: float, limits: Limits, fresh: bool) -> ExecRequest:
+    return ExecRequest(
+        argv=("{python}", "judge.py"),
+        files={"judge.py": JUDGE_SOURCE},
+        stdin=json.dumps(spec),
+        timeout_s=timeout_s,
+        limits=limits,
+        trusted=True,
+        fresh=fresh,
+    )
 
 
 async def _run(
     sandbox: Sandbox, spec: dict[str, Any], timeout_s: float, limits: Limits
 ) -> tuple[ExecResult, list[dict[str, Any]]]:
+    """One judgment. A sandbox failure is attributed by re-checking, never assumed:
+
+    - the judge never started: retried once on a fresh worker; a second failure is
+      the sandbox's (:class:`SandboxError`), since no candidate ran yet;
+    - the judge reported a failure of its own after the candidate started: the
+      worker is retired and a known good program is judged on a fresh one. Healthy:
+      the program broke its sandbox, which is its ``fail`` (the caller's verdict, via
+      :class:`ProgramBrokeSandbox`); unhealthy: :class:`SandboxError`.
+    """
     nonce = "@@rb-judge-" + secrets.token_hex(12) + "@@ "
     # The candidate gets the job's limits too (a zygote's fork starts with the worker's).
     spec = {**spec, "nonce": nonce, "limits": asdict(limits)}
-    result = await sandbox.exec(
-        ExecRequest(
-            argv=("{python}", "judge.py"),
-            files={"judge.py": JUDGE_SOURCE},
-            stdin=json.dumps(spec),
-            timeout_s=timeout_s,
-            limits=limits,
-            clean_fork=True,
-        )
-    )
-    lines = _verdict_lines(result, nonce)
-    failure = _sandbox_failure(result, lines)
-    if failure is not None:
-        raise failure
-    return result, lines
+    for attempt in (1, 2):
+        result = await sandbox.exec(_request(spec, timeout_s, limits, fresh=attempt == 2))
+        lines = _verdict_lines(result, nonce)
+        if any(v.get("event") == "ready" for v in lines):
+            break
+        if attempt == 2:
+            raise SandboxError(_not_started(result))
+    harness = _harness_error(lines)
+    if harness is None:
+        return result, lines
+    problem = await _healthy(sandbox, limits)
+    if problem is not None:
+        raise SandboxError(f"the judge failed ({harness}); health check: {problem}")
+    raise ProgramBrokeSandbox(f"the program broke its sandbox: {harness}")
 
 
 async def judge_hidden(
@@ -214,7 +263,10 @@ async def judge_hidden(
         "test_filename": test_filename,
     }
     lim = limits or Limits(cpu_s=int(timeout_s) + 30)
-    result, lines = await _run(sandbox, spec, timeout_s + START_SLACK_S, lim)
+    try:
+        result, lines = await _run(sandbox, spec, timeout_s + START_SLACK_S, lim)
+    except ProgramBrokeSandbox as exc:
+        return JudgeVerdict("fail", str(exc))
     verdicts = [v for v in lines if "status" in v]
     if verdicts:
         v = verdicts[0]  # only the judge writes here, once
@@ -256,7 +308,10 @@ async def judge_self_tests(
     }
     # A fresh candidate per test at worst (after a hang), plus start-up slack.
     wall = timeout_s * (len(tests) + 1) + START_SLACK_S
-    result, lines = await _run(sandbox, spec, wall, Limits(cpu_s=int(wall) + 5))
+    try:
+        result, lines = await _run(sandbox, spec, wall, Limits(cpu_s=int(wall) + 5))
+    except ProgramBrokeSandbox as exc:
+        return [SelfTestVerdict("fail", str(exc)) for _ in tests]
     by_index = {int(v["i"]): v for v in lines if "i" in v}
     out: list[SelfTestVerdict] = []
     for i in range(len(tests)):
@@ -266,9 +321,9 @@ async def judge_self_tests(
         elif result.reason == "timeout":
             out.append(SelfTestVerdict("timeout", "not run: the tests ran out of time"))
         else:
-            out.append(
-                SelfTestVerdict("error", f"not run: the judge ended early ({result.reason})")
-            )
+            # The judge was ready, then ended without this test's verdict: the program
+            # killed it or exhausted a limit the two share. The program's failure.
+            out.append(SelfTestVerdict("fail", f"not run: the judge ended early ({result.reason})"))
     return out
 
 
@@ -279,7 +334,7 @@ _PLUS_REF_MARKER = "@@rb-plus-ref@@"  # each record's line starts with it
 
 @dataclass
 class PlusVerdict:
-    """The plus tests' verdict (``pass``/``fail``/``timeout``/``error``), which input
+    """The plus tests' verdict (``pass``/``fail``/``timeout``), which input
     failed (0-based, None when none did) and how many there were."""
 
     status: str
@@ -324,7 +379,10 @@ async def judge_plus(
         "stack_mb": stack_mb,
     }
     wall = load_timeout_s + sum(float(c[2]) for c in cases) + START_SLACK_S
-    result, lines = await _run(sandbox, spec, wall, Limits(cpu_s=int(wall) + 30))
+    try:
+        result, lines = await _run(sandbox, spec, wall, Limits(cpu_s=int(wall) + 30))
+    except ProgramBrokeSandbox as exc:
+        return PlusVerdict("fail", str(exc), inputs=len(cases))
     verdicts = [v for v in lines if "status" in v]
     if verdicts:
         v = verdicts[0]

@@ -27,6 +27,17 @@ import marshal
 import os
 import sys
 
+# host only: begin (shipped, the source of sandbox/_box.py stands here instead)
+from reflexion_bench.sandbox._box import (
+    CAP_SETGID,
+    CAP_SETUID,
+    become_candidate,
+    candidate_limits,
+    limit_caps,
+)
+
+# host only: end
+
 _EXACT = (int, float, str, bool, type(None))
 
 
@@ -248,31 +259,6 @@ def _serve(fn, wire_in, wire_out):
             os._exit(3)
 
 
-def _apply_limits(limits):
-    """The job's per-process limits, for a candidate forked by the zygote (which runs
-    with the worker's): lowering a limit needs no privilege."""
-    import resource
-
-    mb = 1024 * 1024
-    for res, value in (
-        (resource.RLIMIT_AS, limits.get("memory_mb", 0) * mb),
-        (resource.RLIMIT_CPU, limits.get("cpu_s", 0)),
-        (resource.RLIMIT_FSIZE, limits.get("file_size_mb", 0) * mb),
-        (resource.RLIMIT_NPROC, limits.get("max_procs", 0)),
-        (resource.RLIMIT_CORE, -1),
-    ):
-        if value == 0:
-            continue
-        value = max(value, 0)
-        try:
-            _, hard = resource.getrlimit(res)
-            if hard != resource.RLIM_INFINITY:
-                value = min(value, hard)
-            resource.setrlimit(res, (value, value))
-        except (ValueError, OSError):
-            pass
-
-
 def serve_fds(wire_in, wire_out):
     """Be the candidate: fd 0/1/2 to /dev/null, then load and serve on the wire."""
     null = os.open(os.devnull, os.O_RDWR)
@@ -307,14 +293,17 @@ def serve_fds(wire_in, wire_out):
     os._exit(0)
 
 
-def zygote_main(sock_fd):
+def zygote_main(sock_fd, box):
     """A warm, clean parent of candidates, started once per sandbox worker.
 
     It was execve'd by the sandbox supervisor before any job: its memory holds no
-    test, verdict or other candidate's data, and it never reads a wire. On each request
-    (the judge sends two pipe ends and the job's limits over a unix socket) it forks a
-    candidate that serves on those pipes, and answers with the candidate's pid. A fork
-    of this process costs ~1 ms where a fresh interpreter costs ~10.
+    test, verdict or other candidate's data, and it never reads a wire. It keeps the
+    supervisor's uid (0 of the sandbox, where uids are split), which no candidate
+    shares: a candidate cannot signal it, ``prlimit`` it or read its memory. On each
+    request (the judge sends two pipe ends and the job's limits over a unix socket) it
+    forks a candidate that sets EVERY resource limit, becomes the candidate uid with
+    no capability, and serves on those pipes; it answers with the candidate's pid. A
+    fork of this process costs ~1 ms where a fresh interpreter costs ~10.
     """
     import resource  # noqa: F401 - imported once here, not in every candidate
     import signal
@@ -326,6 +315,12 @@ def zygote_main(sock_fd):
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
     except Exception:
         pass
+    uid = box.get("uid")
+    nproc = bool(box.get("nproc", True))
+    workdir = str(box.get("workdir") or "/")
+    if uid is not None:
+        # All the zygote ever does with privilege: make a fork the candidate uid.
+        limit_caps((CAP_SETGID, CAP_SETUID))
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # candidates are reaped by the kernel
     sock = socket.socket(fileno=sock_fd)
     import gc
@@ -348,18 +343,29 @@ def zygote_main(sock_fd):
             limits = marshal.loads(data)
         except (ValueError, EOFError, TypeError):
             limits = {}
+        if type(limits) is not dict:
+            limits = {}
         pid = os.fork()
         if pid == 0:
             try:
                 sock.close()
                 os.setsid()
+                try:
+                    os.chdir(workdir)  # the job's (fresh) scratch mount
+                except OSError:
+                    os.chdir("/")
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 wire_in = os.dup(fds[0])
                 wire_out = os.dup(fds[1])
                 for fd in fds:
                     os.close(fd)
-                if type(limits) is dict:
-                    _apply_limits(limits)
+                try:
+                    become_candidate(uid, uid, candidate_limits(limits, nproc))
+                except BaseException as exc:
+                    # Before any of the program's code: the judge reports the sandbox's
+                    # failure (never the program's) and the worker is replaced.
+                    _send(wire_out, ["box_error", f"the candidate could not be confined: {exc}"])
+                    os._exit(0)
                 serve_fds(wire_in, wire_out)
             finally:
                 os._exit(0)
@@ -372,8 +378,11 @@ def zygote_main(sock_fd):
 
 
 def main():
-    if sys.argv[1:] == ["--zygote"]:
-        zygote_main(3)
+    if sys.argv[1:2] == ["--zygote"]:
+        import json
+
+        box = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+        zygote_main(3, box if type(box) is dict else {})
     serve_fds(os.dup(0), os.dup(1))
 
 

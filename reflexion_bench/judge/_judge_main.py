@@ -39,7 +39,7 @@ import sys
 import time
 import traceback
 
-# host only: begin (shipped, the wire's source is prepended instead)
+# host only: begin (shipped: the box's source stands here, the wire's is prepended)
 from reflexion_bench.judge._wire import (
     WireClosed,
     WireError,
@@ -48,6 +48,7 @@ from reflexion_bench.judge._wire import (
     recv_frame,
     send_frame,
 )
+from reflexion_bench.sandbox._box import become_candidate, box_identity, candidate_limits
 
 # host only: end
 
@@ -132,7 +133,151 @@ def check_assert(test: str, entry_point: str) -> str | None:
                 return "**keyword arguments"
         elif isinstance(node, ast.Constant) and node.value is Ellipsis:
             return "uses ..."
+    bomb = _bomb(tree)
+    if bomb is not None:
+        return bomb
+    if not _can_fail(tree.body[0].test, callables - set(SAFE_BUILTINS)):
+        return "cannot fail (no outcome of the function under test decides it)"
     return None
+
+
+#: Bounds past which a constant in a self-test is a computation bomb, not a test: the
+#: judge evaluates the assert, so ``pow(3, 10**8)`` would be the judge's own hang.
+_MAX_EXPONENT = 10_000
+_MAX_SHIFT = 100_000
+_MAX_SIZE = 10_000_000
+_MAX_WIDTH = 10_000
+_MAX_FACTORIAL = 100_000
+
+
+def _const_int(node):
+    """The value of a small constant integer expression, ``_HUGE`` when it is
+    unreasonably big, None when it is not a constant integer."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _const_int(node.operand)
+        return None if v is None else (v if v is _HUGE else -v)
+    if isinstance(node, ast.BinOp):
+        a, b = _const_int(node.left), _const_int(node.right)
+        if a is None or b is None:
+            return None
+        if a is _HUGE or b is _HUGE:
+            return _HUGE
+        if isinstance(node.op, ast.Pow):
+            if b < 0:
+                return None
+            if abs(a) > 1 and b * max(1, abs(a).bit_length()) > 100_000:
+                return _HUGE
+            return a**b
+        if isinstance(node.op, ast.LShift):
+            if b < 0:
+                return None
+            return _HUGE if b > 100_000 else a << b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+    return None
+
+
+class _Huge:
+    def __repr__(self):
+        return "<huge>"
+
+
+_HUGE = _Huge()
+
+
+def _big(node, bound):
+    v = _const_int(node)
+    return v is _HUGE or (v is not None and abs(v) > bound)
+
+
+def _is_sequence(node):
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (str, bytes))
+    return isinstance(node, (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr, ast.BinOp))
+
+
+def _bomb(tree):
+    """Why the assert is a computation bomb (a huge power, shift, repetition,
+    allocation, factorial or format width of constants), or None."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and type(node.value) is int
+            and node.value.bit_length() > 20_000
+        ):
+            return "a huge integer literal"
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Pow) and _big(node.right, _MAX_EXPONENT):
+                return "computes a huge power"
+            if isinstance(node.op, ast.LShift) and _big(node.right, _MAX_SHIFT):
+                return "computes a huge shift"
+            if isinstance(node.op, ast.Mult) and (
+                (_is_sequence(node.left) and _big(node.right, _MAX_SIZE))
+                or (_is_sequence(node.right) and _big(node.left, _MAX_SIZE))
+            ):
+                return "repeats a sequence a huge number of times"
+        elif isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else None
+            attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            args = node.args
+            if name == "pow" and len(args) == 2 and _big(args[1], _MAX_EXPONENT):
+                return "computes a huge power"
+            if attr == "pow" and len(args) == 2 and _big(args[1], 10**6):
+                return "computes a huge power"
+            if name in ("bytes", "range", "bytearray") and any(_big(a, _MAX_SIZE) for a in args):
+                return "allocates or iterates a huge size"
+            if attr == "factorial" and args and _big(args[0], _MAX_FACTORIAL):
+                return "computes a huge factorial"
+            if attr in ("comb", "perm") and args and _big(args[0], 10 * _MAX_FACTORIAL):
+                return "computes a huge binomial"
+        elif isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+            for part in ast.walk(node.format_spec):
+                if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                    digits = "".join(c if c.isdigit() else " " for c in part.value).split()
+                    if any(len(d) > 5 or int(d) > _MAX_WIDTH for d in digits):
+                        return "formats to a huge width"
+                elif isinstance(part, ast.FormattedValue):
+                    return "a computed format width"
+    return None
+
+
+def _calls_function(node, names):
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+        for n in ast.walk(node)
+    )
+
+
+def _can_fail(node, names):
+    """Whether the assert's truth can depend on the function under test: an
+    expression that never calls it (``1 == 1``), an ``or`` with an operand that
+    does not (``f(1) == 2 or True``), a non-empty display (``assert (f(1), 2)``:
+    always true) or the same expression on both sides of ``==`` cannot."""
+    if not _calls_function(node, names):
+        return False
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.Or):
+            return all(_can_fail(v, names) for v in node.values)
+        return any(_can_fail(v, names) for v in node.values)
+    if isinstance(node, ast.IfExp):
+        return _can_fail(node.body, names) and _can_fail(node.orelse, names)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts:
+        return False
+    if isinstance(node, ast.Dict) and node.keys:
+        return False
+    if isinstance(node, (ast.GeneratorExp, ast.JoinedStr)):
+        return False
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        same = ast.dump(node.left) == ast.dump(node.comparators[0])
+        if same and isinstance(node.ops[0], (ast.Eq, ast.Is, ast.LtE, ast.GtE)):
+            return False
+    return True
 
 
 _RECORD = "__rb_record__"
@@ -179,6 +324,22 @@ class CandidateGone(BaseException):
 
 class CandidateTimeout(BaseException):
     """The candidate did not answer before the deadline."""
+
+
+class BoxError(BaseException):
+    """The sandbox could not confine a candidate (its uid or limits could not be
+    set): reported as the harness's failure before any candidate code ran."""
+
+
+def box_error(fd, text):
+    """In a candidate's process, before any of its code: say on the wire (``fd``)
+    that it could not be confined (one frame, as the candidate's encoder writes)."""
+    body = '["box_error",{"u":"' + text.encode("utf-8", "replace").hex() + '"}]'
+    data = body.encode("ascii")
+    try:
+        os.write(fd, len(data).to_bytes(4, "big") + data)
+    except OSError:
+        pass
 
 
 class CandidateLoadError(Exception):
@@ -273,7 +434,15 @@ class Link:
                 os.closerange(3, 65536)
                 for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGALRM):
                     signal.signal(sig, signal.SIG_DFL)
-                os.execve(argv[0], argv, dict(os.environ))
+                env = {k: v for k, v in os.environ.items() if k != "RB_BOX_CANDIDATE"}
+                try:
+                    # Every limit, the candidate uid, no capability: before the execve,
+                    # so the new interpreter never runs as the judge.
+                    become_candidate(*box_identity(), candidate_limits(self.limits))
+                except BaseException as exc:
+                    box_error(1, f"the candidate could not be confined: {exc}")
+                    os._exit(0)
+                os.execve(argv[0], argv, env)
             finally:
                 os._exit(127)
         os.close(to_cand_r)
@@ -289,6 +458,10 @@ class Link:
             raise CandidateTimeout("loading the program timed out") from None
         except (WireError, OSError) as exc:
             raise CandidateGone(f"the candidate process ended while loading ({exc})") from None
+        if len(msg) == 2 and msg[0] == "box_error":
+            # Sent before any of the candidate's code ran: the sandbox could not
+            # confine it, which is ours to report, not the program's failure.
+            raise BoxError(short(str(msg[1]), 400))
         if len(msg) != 3 or msg[0] != "loaded":
             raise CandidateGone("the candidate process sent no load report")
         if msg[1] is not True:
@@ -502,7 +675,8 @@ def run_hidden(spec, settings):
     try:
         link.start(deadline)
     except CandidateLoadError as exc:
-        emit({"status": "error", "detail": str(exc)})
+        # The program's own failure (it does not load): never an error of the harness.
+        emit({"status": "fail", "detail": "the program does not load: " + str(exc)})
         return
     except CandidateTimeout:
         link.kill()
@@ -643,7 +817,8 @@ def run_plus(spec, settings):
     try:
         link.start(time.monotonic() + load_timeout)
     except CandidateLoadError as exc:
-        emit({"status": "error", "detail": str(exc)})
+        # The program's own failure (it does not load): never an error of the harness.
+        emit({"status": "fail", "detail": "the program does not load: " + str(exc)})
         return
     except CandidateTimeout:
         link.kill()
@@ -710,6 +885,12 @@ def run_plus(spec, settings):
     emit({**verdict, "calls": link.calls, "input": failed, "inputs": len(cases)})
 
 
+#: What evaluating one self-test's assert may cost the judge (the candidate's calls
+#: have their own limits): a model-written assert such as ``pow(3, 10**8) == f(1)``
+#: is computed here, so it runs in a fork of the judge bounded in memory and time.
+SELF_TEST_JUDGE_MEMORY = 512 * 1024 * 1024
+
+
 def run_tests(spec, settings):
     timeout = float(spec["timeout_s"])
     entry = str(spec["entry_point"])
@@ -719,17 +900,17 @@ def run_tests(spec, settings):
         test = str(test)
         reason = check_assert(test, entry)
         if reason is not None:
-            emit({"i": i, "status": "error", "output": f"test rejected: {reason}"})
+            emit({"i": i, "status": "dropped", "output": f"test rejected: {reason}"})
             continue
         if load_error is not None:
-            emit({"i": i, "status": "error", "output": load_error})
+            emit({"i": i, "status": "fail", "output": load_error})
             continue
         if link is None:
             link = Link(settings, spec.get("limits"))
             try:
                 link.start(time.monotonic() + timeout)
             except CandidateLoadError as exc:
-                load_error = str(exc)
+                load_error = "the program does not load: " + str(exc)
             except CandidateTimeout:
                 load_error = f"loading the program timed out after {timeout:g}s"
             except CandidateGone as exc:
@@ -737,16 +918,75 @@ def run_tests(spec, settings):
             if load_error is not None:
                 link.kill()
                 link = None
-                emit({"i": i, "status": "error", "output": load_error})
+                emit({"i": i, "status": "fail", "output": load_error})
                 continue
         deadline = time.monotonic() + timeout
-        result = _one_test(test, entry, link, deadline, timeout)
+        result = _bounded_test(test, entry, link, deadline, timeout)
         if result.pop("restart", False):
             link.kill()
             link = None
         emit({"i": i, **result})
     if link is not None:
         link.kill()
+
+
+def _bounded_test(test, entry, link, deadline, timeout):
+    """:func:`_one_test` in a fork of the judge with a memory and CPU limit of its
+    own and a wall deadline: an assert that would compute without bound is dropped
+    (not a verdict on the program, never an unbounded judge). The fork shares the
+    wire; after a dropped test the candidate is restarted."""
+    import resource
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.close(r)
+            cpu = max(1, int(timeout) + 1)
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            resource.setrlimit(resource.RLIMIT_AS, (SELF_TEST_JUDGE_MEMORY, SELF_TEST_JUDGE_MEMORY))
+            out = _one_test(test, entry, link, deadline, timeout)
+            data = json.dumps(out).encode()
+            while data:
+                data = data[os.write(w, data) :]
+        except BaseException:
+            pass
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    import select
+
+    stop = deadline + 3.0
+    while True:
+        left = stop - time.monotonic()
+        if left <= 0:
+            break
+        ready, _, _ = select.select([r], [], [], left)
+        if not ready:
+            break
+        chunk = os.read(r, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    _, status = os.waitpid(pid, 0)
+    try:
+        out = json.loads(b"".join(chunks))
+    except ValueError:
+        out = None
+    if isinstance(out, dict) and "status" in out:
+        return out
+    why = "time" if not os.WIFSIGNALED(status) or os.WTERMSIG(status) in (9, 24) else "memory"
+    return {
+        "status": "dropped",
+        "output": f"test dropped: evaluating the assert exceeded the judge's {why} limit",
+        "restart": True,
+    }
 
 
 def _one_test(test, entry, link, deadline, timeout):
@@ -775,14 +1015,23 @@ def _one_test(test, entry, link, deadline, timeout):
     except CandidateTimeout:
         return {"status": "timeout", "output": f"timed out after {timeout:g}s", "restart": True}
     except CandidateGone as exc:
-        return {"status": "error", "output": short(str(exc)), "restart": True}
+        return {"status": "fail", "output": short(str(exc)), "restart": True}
+    except MemoryError:
+        # The judge's own evaluation of the assert ran out of its memory limit.
+        return {
+            "status": "dropped",
+            "output": "test dropped: evaluating the assert exceeded the judge's memory limit",
+            "restart": True,
+        }
     except BaseException as exc:
         try:
             link.end_test(deadline + 2.0)
         except (CandidateGone, CandidateTimeout):
-            out = {"status": "error", "output": short(f"{type(exc).__name__}: {exc}")}
+            out = {"status": "fail", "output": short(f"{type(exc).__name__}: {exc}")}
             return {**out, "restart": True}
-        return {"status": "error", "output": short(f"{type(exc).__name__}: {exc}")}
+        # The candidate raised (or the assert's own expression did): the program fails
+        # this test, and the output names the exception for the reflection.
+        return {"status": "fail", "output": short(f"{type(exc).__name__}: {exc}")}
 
 
 def _harden():
