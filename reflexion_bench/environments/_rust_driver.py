@@ -44,6 +44,11 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
+# host only: begin (shipped, the source of sandbox/_box.py stands here instead)
+from reflexion_bench.sandbox._box import become_candidate, box_identity, candidate_limits
+
+# host only: end
+
 # The spec comes on stdin, never as a file: it may hold the hidden check (serve mode),
 # and nothing a program could open holds it (fd 0 is an unlinked file; the programs
 # get their own stdin, and /proc/<us>/fd is closed to them, see _non_dumpable).
@@ -80,12 +85,19 @@ def tail(text: str, limit: int = 1500) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def limiter(memory_mb: Any) -> Callable[[], None]:
+def limiter(memory_mb: Any, candidate: bool = False, cpu_s: float = 30) -> Callable[[], None]:
     """A preexec hook: own session (so a timeout kills the whole group), and an
-    address-space limit (only ever lowered: the sandbox's own limit still holds)."""
+    address-space limit (only ever lowered: the sandbox's own limit still holds).
+    ``candidate``: the program is the model's binary: every limit, the candidate uid
+    and no capability (this driver runs under the judge uid, which it must not share)."""
 
     def pre() -> None:
         os.setsid()
+        if candidate:
+            # 32 MB of output files: the results of one group travel there (16 MB).
+            lim = {"memory_mb": memory_mb, "cpu_s": int(cpu_s) + 1, "file_size_mb": 32}
+            become_candidate(*box_identity(), candidate_limits(lim))
+            return
         if memory_mb:
             m = int(memory_mb) * 1024 * 1024
             _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -117,6 +129,7 @@ def run(
     memory_mb: Any,
     stdin_data: bytes = b"",
     stdout_limit: int = 20000,
+    candidate: bool = False,
 ) -> dict[str, Any]:
     """Run argv in its own session; kill the whole group on timeout.
 
@@ -141,10 +154,10 @@ def run(
                 stdin=fin,
                 stdout=fout,
                 stderr=ferr,
-                preexec_fn=limiter(memory_mb),
+                preexec_fn=limiter(memory_mb, candidate, timeout),
                 env=child_env(),
             )
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:
         return {"status": "spawn_error", "code": None, "stdout": "", "stderr": str(exc), "t": 0.0}
     try:
         p.wait(timeout=timeout)
@@ -397,7 +410,7 @@ def mode_calls() -> None:
     per_group = float(SPEC.get("run_timeout_s", 10))
     mem = SPEC.get("run_memory_mb")
     for g in live:
-        r = run(["./main", str(g)], per_group, mem, stdout_limit=MAX_RESULTS_BYTES)
+        r = run(["./main", str(g)], per_group, mem, stdout_limit=MAX_RESULTS_BYTES, candidate=True)
         found, stray = _results(r["stdout"], set(groups[g]))
         out[g] = {
             "status": r["status"],
@@ -501,7 +514,8 @@ def _serve_calls(proc: subprocess.Popen[bytes], calls: list[int]) -> Callable[..
 def mode_serve() -> None:
     c = compile_source(str(SPEC["program"]).rstrip() + "\n\n" + str(SPEC["serve_main"]))
     if not c["ok"]:
-        emit({"status": "error", "detail": _compile_error(c)})
+        # The program's own failure (it does not compile), never the harness's.
+        emit({"status": "fail", "detail": _compile_error(c)})
         return
     check = str(SPEC["check"])
     # The check never touches the disk (the program could read it there); tracebacks
@@ -513,7 +527,9 @@ def mode_serve() -> None:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err_file,
-            preexec_fn=limiter(SPEC.get("run_memory_mb")),
+            preexec_fn=limiter(
+                SPEC.get("run_memory_mb"), True, float(SPEC.get("run_timeout_s", 10))
+            ),
             env=child_env(),
         )
     calls = [0]

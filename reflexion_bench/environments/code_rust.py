@@ -64,8 +64,11 @@ from reflexion_bench.environments.rust_judge import (
 )
 from reflexion_bench.environments.rust_serve import RustFn, serve_main
 from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox, SandboxError
+from reflexion_bench.sandbox.shipping import shipped
 
-_DRIVER_SOURCE = (Path(__file__).resolve().parent / "_rust_driver.py").read_text(encoding="utf-8")
+#: The driver as shipped: the box's rules inlined (it starts the model's binaries as
+#: candidates, see sandbox/_box.py).
+_DRIVER_SOURCE = shipped(Path(__file__).resolve().parent / "_rust_driver.py")
 
 _FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _RS_TAGS = {"rust", "rs", ""}
@@ -378,6 +381,8 @@ class RustLanguage(CodeLanguage):
                 output_kill_bytes=24_000_000,
                 file_size_mb=32,
             ),
+            # Harness code: the judge uid; the model's binaries run as candidates.
+            trusted=True,
         )
         result = await sandbox.exec(request)
         verdict = None
@@ -464,7 +469,8 @@ class RustLanguage(CodeLanguage):
             if got is None:
                 verdicts[g] = Verdict("error", "not run")
             elif got.get("status") == "compile_error":
-                verdicts[g] = Verdict("error", str(got.get("detail", "")))
+                # The program's calls of this test do not compile: its failure.
+                verdicts[g] = Verdict("fail", str(got.get("detail", "")))
             elif build.get("compile_error"):
                 # The trusted side does not compile on its own: for a hidden test a
                 # harness problem, for a self-test a test of the wrong type.
@@ -573,7 +579,9 @@ class RustLanguage(CodeLanguage):
         verdicts, failure = await self._judged(sandbox, program, plan, task, timeout_s, True)
         took = time.monotonic() - start
         if failure is not None:
-            return HiddenOutcome("error", failure, took)
+            # A program that does not compile, or whose run gave no report, failed;
+            # a sandbox that never ran the driver raised SandboxError above.
+            return HiddenOutcome("fail", failure, took)
         v = verdicts[0] or Verdict("error", "not run")
         return HiddenOutcome(v.status, v.output, took)
 
@@ -605,8 +613,8 @@ class RustLanguage(CodeLanguage):
         detail = (verdict or {}).get("driver_error") or describe_exec_failure(result)
         if result.stderr.strip():
             detail += "\n" + tail(result.stderr, 800)
-        status = "fail" if result.reason in ("memory", "signal", "output_limit") else "error"
-        return HiddenOutcome(status, str(detail), result.duration_s)
+        # The driver said ready, then no report: the program's doing, whatever the reason.
+        return HiddenOutcome("fail", str(detail), result.duration_s)
 
 
 def _exec_failure(report: dict[str, Any] | None, result: ExecResult) -> str:
