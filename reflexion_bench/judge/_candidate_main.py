@@ -350,10 +350,6 @@ def zygote_main(sock_fd, box):
             try:
                 sock.close()
                 os.setsid()
-                try:
-                    os.chdir(workdir)  # the job's (fresh) scratch mount
-                except OSError:
-                    os.chdir("/")
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 wire_in = os.dup(fds[0])
                 wire_out = os.dup(fds[1])
@@ -366,6 +362,13 @@ def zygote_main(sock_fd, box):
                     # failure (never the program's) and the worker is replaced.
                     _send(wire_out, ["box_error", f"the candidate could not be confined: {exc}"])
                     os._exit(0)
+                # As the candidate: its own dir in the job's fresh scratch mount.
+                for cwd in (os.path.join(workdir, "box"), workdir, "/"):
+                    try:
+                        os.chdir(cwd)
+                        break
+                    except OSError:
+                        continue
                 serve_fds(wire_in, wire_out)
             finally:
                 os._exit(0)

@@ -442,6 +442,8 @@ class Link:
                 except BaseException as exc:
                     box_error(1, f"the candidate could not be confined: {exc}")
                     os._exit(0)
+                if os.path.isdir("box"):
+                    os.chdir("box")  # the candidate's own dir (see sandbox/_driver.py)
                 os.execve(argv[0], argv, env)
             finally:
                 os._exit(127)

@@ -446,6 +446,9 @@ def write_files(files: dict, owner: int | None) -> None:
                 os.chown(os.path.join(dirpath, d), owner, owner)
 
 
+#: The candidates' working dir inside a trusted job's scratch dir.
+BOX_DIR = "box"
+
 #: First line by which trusted harness code (the judge) asks to be compiled once per
 #: worker. Only such code is kept: jobs are forked from this process, and no program's
 #: own source (which may hold tests) may linger in it for the next job to find.
@@ -671,6 +674,12 @@ def run_job(job: dict) -> dict:
             os.chown(WORKDIR, owner, owner)
             os.chmod(WORKDIR, 0o711 if trusted else 0o700)
         write_files(job.get("files", {}), owner)
+        if trusted and SPLIT_UIDS:
+            # The candidates' own working dir: writable by them, apart from the
+            # trusted program's files (which they may run, not list or change).
+            box = os.path.join(WORKDIR, BOX_DIR)
+            os.mkdir(box, 0o700)
+            os.chown(box, int(CANDIDATE_UID or 0), int(CANDIDATE_UID or 0))
     except (OSError, ValueError) as exc:
         return {"reason": "error", "detail": f"cannot write files: {exc}"}
     if job.get("inproc"):
@@ -851,10 +860,36 @@ def _mqueues() -> list:
 
 
 def _clean_as_candidate() -> list:
-    """What only the candidate uid may remove: its SysV IPC objects (IPC_RMID needs
-    the owner without CAP_SYS_ADMIN, which we do not hold) and its keyrings, which
-    outlive its processes. Done in a fork that becomes the candidate uid after every
-    candidate process is dead; its exit status says whether the keyrings are empty."""
+    """What only the candidate uid may remove: its SysV IPC objects and message queues
+    (where they can exist at all: without the namespaced sysctls at 0) and its
+    keyrings, which outlive its processes. Runs after every candidate process is dead."""
+    if SPLIT_UIDS and not _sysv_objects() and not _mqueues():
+        return _clear_keyrings_in_place()
+    return _clean_in_a_fork()
+
+
+def _clear_keyrings_in_place() -> list:
+    """Empty the candidate uid's user and user-session keyrings without a fork (a fork
+    is most of this step's cost): take the candidate uid as real and effective uid for
+    two keyctl calls, keeping 0 as the saved uid to come back. No candidate process is
+    alive to signal us meanwhile (all were killed), and our capabilities come back with
+    the effective uid 0 (they stay permitted while the saved uid is 0)."""
+    cand = int(CANDIDATE_UID or 0)
+    try:
+        os.setresuid(cand, cand, 0)
+    except OSError as exc:
+        return [f"cannot take the candidate uid to clear its keyrings: {exc}"]
+    try:
+        ok = keyring_clear()
+    finally:
+        os.setresuid(0, 0, 0)
+    return [] if ok else ["the candidate uid's keyrings are not empty"]
+
+
+def _clean_in_a_fork() -> list:
+    """The SysV objects, message queues and keyrings of the candidate uid, removed in a
+    fork that becomes that uid (IPC_RMID needs the owner without CAP_IPC_OWNER); its
+    exit status says whether the keyrings are empty."""
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -905,9 +940,13 @@ def reset_box() -> list:
     # are PID 1 of one (bwrap, unshare, Docker); at the rlimits level they are the
     # host's, which are not ours to clean.
     own_namespace = os.getpid() == 1
+    t0 = time.perf_counter()
     problems = _clean_as_candidate() if own_namespace else []
+    t1 = time.perf_counter()
     problems += fresh_mounts()
+    t2 = time.perf_counter()
     problems += wipe(deadline)  # instant on fresh mounts; the only clean-up without them
+    t3 = time.perf_counter()
     if own_namespace:
         left = [p for p in _namespace_pids() if p not in (os.getpid(), _ZYGOTE["pid"])]
         if left:
@@ -930,8 +969,17 @@ def reset_box() -> list:
             problems.append("the zygote's uids changed")
     if SPLIT_UIDS and os.getresuid() != (0, 0, 0):
         problems.append("the supervisor's uid changed")
+    t4 = time.perf_counter()
     problems += reset_pid_cursor()
+    t5 = time.perf_counter()
+    # What each step of the clean-up cost (scripts/bench_sandbox.py reports them).
+    COSTS.update(
+        ipc_keyrings=t1 - t0, fresh_mounts=t2 - t1, wipe=t3 - t2, checks=t4 - t3, pid=t5 - t4
+    )
     return problems
+
+
+COSTS: dict = {}
 
 
 def _private_proc() -> None:
@@ -1010,6 +1058,7 @@ def main() -> None:
             problems.append("supervisor error")
         # The clean-up runs whatever happened above, and is itself guarded: a failure
         # here retires the worker, it never ends the supervisor without an answer.
+        COSTS.clear()
         try:
             if problems:
                 kill_leftovers(None)
@@ -1017,6 +1066,7 @@ def main() -> None:
         except Exception as exc:
             problems.append(f"clean-up error: {exc!r}")
         result["clean"] = not problems
+        result["costs"] = dict(COSTS)
         if problems:
             result["integrity"] = problems
         send(result)

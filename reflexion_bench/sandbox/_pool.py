@@ -128,6 +128,9 @@ class PooledSandbox(Sandbox):
         #: Workers retired because their integrity check failed after a job (what a
         #: program changed that the clean-up could not undo): ``(slot, problems)``.
         self.retirements: list[tuple[int, list[str]]] = []
+        #: Seconds each step of the workers' clean-up took, summed over jobs, and the
+        #: number of jobs (``step_costs["jobs"]``): what isolation costs per program.
+        self.step_costs: dict[str, float] = {}
 
     # ------------------------------------------------------------------ subclass API
     @abc.abstractmethod
@@ -261,6 +264,12 @@ class PooledSandbox(Sandbox):
                 return ExecResult(
                     None, "", "", time.perf_counter() - started, reason, detail=detail
                 )
+            costs = out.get("costs")
+            if isinstance(costs, dict) and costs:
+                self.step_costs["jobs"] = self.step_costs.get("jobs", 0.0) + 1
+                for step, secs in costs.items():
+                    if isinstance(secs, int | float):
+                        self.step_costs[step] = self.step_costs.get(step, 0.0) + float(secs)
             if not out.get("clean", True):
                 # The box is not what a fresh one would be (a limit changed, an IPC
                 # object or a process survived the clean-up): no later program may run
