@@ -97,6 +97,8 @@ def limiter(memory_mb: Any, candidate: bool = False, cpu_s: float = 30) -> Calla
             # 32 MB of output files: the results of one group travel there (16 MB).
             lim = {"memory_mb": memory_mb, "cpu_s": int(cpu_s) + 1, "file_size_mb": 32}
             become_candidate(*box_identity(), candidate_limits(lim))
+            if os.path.isdir("box"):
+                os.chdir("box")  # its own writable dir, not this driver's files
             return
         if memory_mb:
             m = int(memory_mb) * 1024 * 1024
@@ -229,7 +231,12 @@ def compile_source(
     os.unlink(name + ".rs")  # the judge's source holds expected values: not left lying
     if r["status"] == "spawn_error":
         why = f"cannot run the Rust compiler {argv[0]!r}: {r['stderr']}"
-        return {"ok": False, "fatal": why + " (install rustc or set language.rustc)"}
+        # The harness's failure (no compiler here), not the program's.
+        return {
+            "ok": False,
+            "fatal": why + " (install rustc or set language.rustc)",
+            "harness": True,
+        }
     if r["status"] == "timeout":
         return {"ok": False, "fatal": f"compilation timed out after {r['t']:.0f}s"}
     diags: list[dict[str, Any]] = []
@@ -405,12 +412,13 @@ def mode_calls() -> None:
     live = [g for g, calls in enumerate(groups) if calls]
     live, c = compile_live(build_calls_source, live, "main", None, out)
     if c is not None and not c["ok"]:
-        emit({"groups": out, "compile_error": _compile_error(c)})
+        emit({"groups": out, "compile_error": _compile_error(c), "harness": bool(c.get("harness"))})
         return
     per_group = float(SPEC.get("run_timeout_s", 10))
     mem = SPEC.get("run_memory_mb")
     for g in live:
-        r = run(["./main", str(g)], per_group, mem, stdout_limit=MAX_RESULTS_BYTES, candidate=True)
+        binary = os.path.abspath("main")  # run from the candidate's own dir
+        r = run([binary, str(g)], per_group, mem, stdout_limit=MAX_RESULTS_BYTES, candidate=True)
         found, stray = _results(r["stdout"], set(groups[g]))
         out[g] = {
             "status": r["status"],
@@ -514,8 +522,8 @@ def _serve_calls(proc: subprocess.Popen[bytes], calls: list[int]) -> Callable[..
 def mode_serve() -> None:
     c = compile_source(str(SPEC["program"]).rstrip() + "\n\n" + str(SPEC["serve_main"]))
     if not c["ok"]:
-        # The program's own failure (it does not compile), never the harness's.
-        emit({"status": "fail", "detail": _compile_error(c)})
+        # The program's own failure (it does not compile), unless no compiler ran.
+        emit({"status": "error" if c.get("harness") else "fail", "detail": _compile_error(c)})
         return
     check = str(SPEC["check"])
     # The check never touches the disk (the program could read it there); tracebacks
@@ -523,7 +531,7 @@ def mode_serve() -> None:
     linecache.cache["hidden.py"] = (len(check), None, check.splitlines(True), "hidden.py")
     with open("stderr.txt", "wb") as err_file:
         proc = subprocess.Popen(
-            ["./main"],
+            [os.path.abspath("main")],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err_file,

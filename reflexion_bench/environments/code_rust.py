@@ -459,6 +459,8 @@ class RustLanguage(CodeLanguage):
         if report is None or "groups" not in report:
             return [], _exec_failure(report, result)
         if report.get("compile_error"):
+            if report.get("harness"):  # no compiler ran: the harness's failure
+                raise _NoCompiler(str(report["compile_error"]))
             return [], str(report["compile_error"])
         groups: list[dict[str, Any] | None] = list(report["groups"])
         verdicts: list[Verdict | None] = [None] * n
@@ -469,16 +471,23 @@ class RustLanguage(CodeLanguage):
             if got is None:
                 verdicts[g] = Verdict("error", "not run")
             elif got.get("status") == "compile_error":
-                # The program's calls of this test do not compile: its failure.
-                verdicts[g] = Verdict("fail", str(got.get("detail", "")))
+                # This test's calls do not compile against the program: for a hidden
+                # test the program's failure (its signature is not the task's), for a
+                # model-written self-test the test's (dropped: no verdict).
+                verdicts[g] = Verdict("fail" if hidden else "dropped", str(got.get("detail", "")))
             elif build.get("compile_error"):
                 # The trusted side does not compile on its own: for a hidden test a
-                # harness problem, for a self-test a test of the wrong type.
+                # harness problem, for a self-test a test of the wrong type (dropped:
+                # no verdict on the program).
                 verdicts[g] = Verdict(
-                    "error", "the test does not compile: " + str(build["compile_error"])
+                    "error" if hidden else "dropped",
+                    "the test does not compile: " + str(build["compile_error"]),
                 )
             elif (alone := built[g] if g < len(built) else None) is not None:
-                verdicts[g] = Verdict("error", str(alone.get("detail", "")))  # this test alone
+                # This test alone does not compile on the trusted side.
+                verdicts[g] = Verdict(
+                    "error" if hidden else "dropped", str(alone.get("detail", ""))
+                )
             elif got.get("results") and not got.get("stray"):
                 results = got["results"]
                 inputs[g] = [[k, results[str(k)]] for k in plan.groups[g] if str(k) in results]
@@ -533,26 +542,32 @@ class RustLanguage(CodeLanguage):
                 else f"not run: `{entry_point}` returns `{declared}`, which the Rust judge "
                 "cannot decode (standard types only)"
             )
-            return [TestOutcome(t, "error", why) for t in tests]
+            # No such function is the program's failure; a type the judge cannot
+            # decode leaves the tests unjudged (dropped, as the Python judge's refusals).
+            return [TestOutcome(t, "fail" if not declared else "dropped", why) for t in tests]
         plan = plan_self_tests(tests, entry_point, ret)
-        verdicts, failure = await self._judged(sandbox, program, plan, None, timeout_s, False)
+        try:
+            verdicts, failure = await self._judged(sandbox, program, plan, None, timeout_s, False)
+        except _NoCompiler as exc:
+            return [TestOutcome(t, "error", f"not run: {exc}") for t in tests]
         if failure is not None:
+            # The program does not compile, or its run gave no report: its failure.
             return [
                 TestOutcome(
                     t,
-                    "error",
+                    "fail",
                     failure
                     if k == 0
                     else "compile error (the program does not compile, see above)",
                 )
                 if failure.startswith("compile error")
-                else TestOutcome(t, "error", f"not run: {failure}")
+                else TestOutcome(t, "fail", f"not run: {failure}")
                 for k, t in enumerate(tests)
             ]
         outcomes: list[TestOutcome] = []
         for i, test in enumerate(tests):
-            if i in plan.unjudged:
-                outcomes.append(TestOutcome(test, "error", plan.unjudged[i]))
+            if i in plan.unjudged:  # a test the judge cannot take apart: no verdict
+                outcomes.append(TestOutcome(test, "dropped", plan.unjudged[i]))
                 continue
             v = verdicts[i] or Verdict("error", "not run")
             outcomes.append(TestOutcome(test, v.status, v.output))
@@ -576,7 +591,10 @@ class RustLanguage(CodeLanguage):
         except (ValueError, Unsplittable) as exc:
             # Never a pass: a test the judge cannot take apart is not run at all.
             return HiddenOutcome("error", f"the Rust judge cannot split this task's test: {exc}")
-        verdicts, failure = await self._judged(sandbox, program, plan, task, timeout_s, True)
+        try:
+            verdicts, failure = await self._judged(sandbox, program, plan, task, timeout_s, True)
+        except _NoCompiler as exc:
+            return HiddenOutcome("error", str(exc), time.monotonic() - start)
         took = time.monotonic() - start
         if failure is not None:
             # A program that does not compile, or whose run gave no report, failed;
@@ -615,6 +633,10 @@ class RustLanguage(CodeLanguage):
             detail += "\n" + tail(result.stderr, 800)
         # The driver said ready, then no report: the program's doing, whatever the reason.
         return HiddenOutcome("fail", str(detail), result.duration_s)
+
+
+class _NoCompiler(Exception):
+    """The driver could not start the compiler: the harness's failure (``error``)."""
 
 
 def _exec_failure(report: dict[str, Any] | None, result: ExecResult) -> str:

@@ -38,7 +38,8 @@ async def test_gaming_solution_fails_the_hidden_tests(
 ) -> None:
     out = await hidden(rust, sandbox, humaneval_rs[TASK], GAMING[name])
     assert out.status != "pass", out.detail
-    assert out.status in ("fail", "timeout", "error")
+    # The program's doing: never the harness's `error` (issue 27).
+    assert out.status in ("fail", "timeout"), out.detail
 
 
 @pytest.mark.parametrize("name", sorted(GAMING))
@@ -96,7 +97,8 @@ async def test_self_tests_whose_expected_side_games_are_not_run(
         "assert_eq!(largest_divisor(8), 3);",
     ]
     outs = await rust.run_tests(sandbox, program, tests, "largest_divisor", 3.0)
-    assert [o.status for o in outs] == ["error", "error", "error", "pass", "fail"]
+    # Not judged: dropped (no verdict on the program), never a pass.
+    assert [o.status for o in outs] == ["dropped", "dropped", "dropped", "pass", "fail"]
     assert all("not judged" in o.output for o in outs[:3])
     assert "`exit`" in outs[0].output and "`println`" in outs[1].output
     assert outs[4].output == "4 (expected 3)"

@@ -117,7 +117,7 @@ async def test_compile_error_in_leetcode_rs(rs_tasks: dict[str, Task], sandbox: 
         "fn is_reachable(target_x: i32, target_y: i32) -> bool { target_x }",
         sandbox,
     )
-    assert out.status == "error" and "error[E0308]" in out.detail
+    assert out.status == "fail" and "error[E0308]" in out.detail
 
 
 @pytest.mark.slow

@@ -65,7 +65,7 @@ async def test_compile_error_drives_the_next_trial(
     assert [r["trial"] for r in recs] == [1, 2]
     first, second = recs
     # Trial 1: does not compile; the hidden verdict says so, and so does the feedback.
-    assert first["hidden"]["status"] == "error"
+    assert first["hidden"]["status"] == "fail"  # its own failure, not the harness's
     assert "error[E0308]" in first["self_test"]["text"]
     assert first["self_test"]["passed"] is False
     # The reflector was shown the compiler's message (call 3 is the reflection).
