@@ -43,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from reflexion_bench.core.types import Task
+from reflexion_bench.core.types import GenerateConfig, Message, Task
 from reflexion_bench.environments.code_python import PythonLanguage
 from reflexion_bench.environments.humaneval import HumanEvalEnvironment
 from reflexion_bench.judge import check_self_test
@@ -577,3 +577,68 @@ def test_evaluate_on_copies_of_a_learner_passes_none(
     assert not [i for i, r in enumerate(results) if r["passed"]], results
     assert {r["status"] for r in results} <= CANDIDATE_FAILURE, results
     assert len({norm(str(r["detail"])) for r in results}) == 1, [r["detail"] for r in results]
+
+
+# --------------------------------------------------------------------------- 7. a full run
+
+
+def _learning_reply(messages: Sequence[Message], config: GenerateConfig) -> str:
+    """A scripted model that submits the every-channel learner at every trial (the
+    program that would pass by its LEARN_WITHIN-th judgment if any state persisted),
+    writes ordinary self-tests and reflects without content."""
+    system = messages[0].content if messages else ""
+    if "unit tests" in system and "You write" in system:
+        return "```python\n" + "\n".join(ST_TESTS) + "\n```\n"
+    if "You review" in system:
+        return "The implementation failed; try again."
+    return f"```python\n{textwrap.dedent(EVERY_CHANNEL.program).strip()}\n```\n"
+
+
+def test_a_run_whose_model_submits_a_learner_at_every_trial_scores_zero(
+    backend: str, tmp_path: Path
+) -> None:
+    from hydra import compose, initialize_config_dir
+
+    from reflexion_bench.analysis.metrics import summarize
+    from reflexion_bench.config import CONFIG_DIR
+    from reflexion_bench.models.mock import MockModel
+    from reflexion_bench.runner.run import build_context, execute
+    from reflexion_bench.runner.runlog import load_run_records
+
+    trials = LEARN_WITHIN + 2
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose(
+            "config",
+            overrides=[
+                "model=mock",
+                "progress=false",
+                "env=humaneval",
+                "limit=1",  # HumanEval/0, the learner's task
+                "strategy=reflexion",
+                f"strategy.max_trials={trials}",
+                f"scorer.timeout_s={HIDDEN_TIMEOUT_S}",
+                f"evaluator.test_timeout_s={SELF_TEST_TIMEOUT_S}",
+                *sandbox_overrides(backend),
+            ],
+        )
+    ctx = build_context(cfg, tmp_path / "run")
+    ctx.services.model = MockModel(responder=_learning_reply)
+
+    async def go() -> None:
+        try:
+            await execute(ctx)
+        finally:
+            if ctx.services.sandbox is not None:
+                await ctx.services.sandbox.aclose()
+
+    _run(go())
+    records = load_run_records(ctx.run_dir)
+    assert [r["task_id"] for r in records] == [TASK] * len(records) and records
+    # The learner really was what the model submitted, at every trial.
+    assert all("def has_close_elements" in (r.get("candidate") or "") for r in records)
+    summary = summarize(records)
+    assert summary["first_try"] == 0.0, summary
+    assert summary["final"] == 0.0, summary  # pass@1
+    hidden_verdicts = [(r.get("hidden") or {}).get("status") for r in records]
+    assert not any((r.get("hidden") or {}).get("passed") for r in records), hidden_verdicts
+    assert set(hidden_verdicts) <= CANDIDATE_FAILURE, hidden_verdicts
