@@ -162,8 +162,46 @@ async def _run_judge(
         )
     )
     elapsed = time.perf_counter() - started
+    costs = dict(getattr(sb, "step_costs", {}))
+    if costs.get("jobs"):
+        STEP_COSTS[name] = {k: v / costs["jobs"] for k, v in costs.items() if k != "jobs"}
     await sb.aclose()
     return elapsed, sum(o.passed for o in outs)
+
+
+#: Per backend: seconds per job of each step of the keeper's clean-up and check after a
+#: job (the last judge run's average; see sandbox/_driver.reset_box).
+STEP_COSTS: dict[str, dict[str, float]] = {}
+
+
+def confinement_cost(rounds: int = 300) -> dict[str, float]:
+    """Seconds a candidate's own confinement adds to its start (all 16 limits, no
+    capability, the keyring filter, and the uid switch when root): forked children
+    that confine themselves then exit, against children that just exit."""
+    from reflexion_bench.sandbox._box import become_candidate, candidate_limits
+
+    uid = 1_990_999 if os.geteuid() == 0 else None
+    rows = candidate_limits({"memory_mb": 1024, "cpu_s": 10})
+
+    def timed(confine: bool) -> float:
+        t = time.perf_counter()
+        for _ in range(rounds):
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                if confine:
+                    try:
+                        become_candidate(uid, uid, rows)
+                    except BaseException:
+                        code = 3
+                os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            if os.WEXITSTATUS(status):
+                raise RuntimeError("the confinement failed")
+        return (time.perf_counter() - t) / rounds
+
+    plain, confined = min(timed(False) for _ in range(3)), min(timed(True) for _ in range(3))
+    return {"fork_s": plain, "confined_fork_s": confined, "confinement_s": confined - plain}
 
 
 async def _run_judge_plus(
@@ -405,7 +443,24 @@ def main(argv: list[str] | None = None) -> int:
                 f"base-tests throughput ({cost['inputs']} HumanEval+ inputs; computing their "
                 f"expected outputs once took {cost['reference_s']:.1f}s)"
             )
-    judge_costs: dict[str, Any] = {"codec": codec_cost(), "plus": plus_costs}
+    if STEP_COSTS:
+        print("\nisolation steps per program (after each job, the keeper's; ms):")
+        for name, steps in STEP_COSTS.items():
+            total = sum(steps.values())
+            text = ", ".join(f"{k} {v * 1000:.3f}" for k, v in steps.items())
+            print(f"  {name:8} {text}; total {total * 1000:.2f} ms")
+    conf = confinement_cost()
+    print(
+        f"a candidate's confinement (16 limits, no capability, keyring filter, uid): "
+        f"{conf['confinement_s'] * 1e6:.0f} us per candidate (a fork: "
+        f"{conf['fork_s'] * 1e6:.0f} us)"
+    )
+    judge_costs: dict[str, Any] = {
+        "codec": codec_cost(),
+        "plus": plus_costs,
+        "isolation_steps_s": STEP_COSTS,
+        "confinement": conf,
+    }
     c = judge_costs["codec"]
     print(
         f"\nwire codec, {c['mb']:.1f} MB argument: encode+decode {c['wire_s'] * 1000:.0f} ms "
