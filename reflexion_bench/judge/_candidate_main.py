@@ -34,6 +34,7 @@ from reflexion_bench.sandbox._box import (
     become_candidate,
     candidate_limits,
     limit_caps,
+    prepare,
 )
 
 # host only: end
@@ -321,6 +322,7 @@ def zygote_main(sock_fd, box):
     if uid is not None:
         # All the zygote ever does with privilege: make a fork the candidate uid.
         limit_caps((CAP_SETGID, CAP_SETUID))
+    prepare()  # every fork inherits the confinement's structures, built once here
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # candidates are reaped by the kernel
     sock = socket.socket(fileno=sock_fd)
     import gc

@@ -40,8 +40,24 @@ MB = 1024 * 1024
 _INF = resource.RLIM_INFINITY
 
 
+#: Built once per process (the zygote builds them before it forks: see :func:`prepare`),
+#: so that a candidate's confinement is a few syscalls, not class creation and page
+#: copying in a fresh fork; the judge, which rarely needs them, never pays for them.
+_CACHE: dict = {}
+
+
 def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
+    libc = _CACHE.get("libc")
+    if libc is None:
+        libc = _CACHE["libc"] = ctypes.CDLL(None, use_errno=True)
+    return libc
+
+
+def prepare() -> None:
+    """Build what confining a candidate needs (call in a process that forks many)."""
+    _libc()
+    _cap_structs()
+    _keyring_filter()
 
 
 def candidate_limits(lim: dict, nproc: bool = True) -> list:
@@ -141,24 +157,32 @@ def proc_uids(pid: int | str) -> tuple | None:
     return None
 
 
-class _CapHeader(ctypes.Structure):
-    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+def _cap_structs() -> tuple:
+    """The capget/capset header and data types (linux/capability.h, version 3)."""
+    got = _CACHE.get("caps")
+    if got is None:
 
+        class _CapHeader(ctypes.Structure):
+            _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
-class _CapData(ctypes.Structure):
-    _fields_ = [
-        ("effective", ctypes.c_uint32),
-        ("permitted", ctypes.c_uint32),
-        ("inheritable", ctypes.c_uint32),
-    ]
+        class _CapData(ctypes.Structure):
+            _fields_ = [
+                ("effective", ctypes.c_uint32),
+                ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32),
+            ]
+
+        got = _CACHE["caps"] = (_CapHeader, _CapData * 2)
+    return got
 
 
 def _capset(caps: tuple, inheritable: bool = False) -> None:
     mask = 0
     for c in caps:
         mask |= 1 << c
-    header = _CapHeader(_CAP_VERSION_3, 0)
-    data = (_CapData * 2)()
+    header_t, data_t = _cap_structs()
+    header = header_t(_CAP_VERSION_3, 0)
+    data = data_t()
     data[0].effective = data[0].permitted = mask
     data[0].inheritable = mask if inheritable else 0
     if _libc().capset(ctypes.byref(header), data) != 0:
@@ -183,6 +207,17 @@ def capabilities(pid: int | str = "self") -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def own_capabilities() -> int:
+    """This process's effective and permitted capabilities, by capget (no /proc read:
+    this runs in every candidate); -1 when capget fails."""
+    header_t, data_t = _cap_structs()
+    header = header_t(_CAP_VERSION_3, 0)
+    data = data_t()
+    if _libc().capget(ctypes.byref(header), data) != 0:
+        return -1
+    return int(data[0].effective | data[0].permitted | data[1].effective | data[1].permitted)
 
 
 def drop_all_caps() -> None:
@@ -246,7 +281,7 @@ def become_candidate(uid: int | None, gid: int | None, rows: list) -> None:
         if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
             raise OSError("the candidate uid was not taken")
     drop_all_caps()
-    if capabilities() != 0:
+    if own_capabilities() != 0:
         raise OSError("the candidate kept a capability")
     # No keyring at all (kernel keys outlive processes: the user, session and
     # persistent keyrings of a uid could carry state to the next candidate). Where the
@@ -275,19 +310,6 @@ def become_trusted(uid: int | None, gid: int | None, execs: bool = False) -> Non
             libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_RAISE, c, 0, 0)
 
 
-class _SockFilter(ctypes.Structure):
-    _fields_ = [
-        ("code", ctypes.c_uint16),
-        ("jt", ctypes.c_uint8),
-        ("jf", ctypes.c_uint8),
-        ("k", ctypes.c_uint32),
-    ]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
-
-
 #: audit arch and (add_key, request_key, keyctl) numbers per machine.
 _KEY_SYSCALLS = {
     "x86_64": (0xC000003E, (248, 249, 250)),
@@ -302,9 +324,35 @@ def deny_keyrings() -> bool:
     (as under Docker's default profile); so does every x32 syscall, and a process of
     another audit arch (i386) is killed: no way around the filter through other
     numbers. Needs no_new_privs (set by :func:`drop_all_caps`). True when installed."""
+    fprog = _keyring_filter()
+    if fprog is None:
+        return False
+    return bool(
+        _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+    )
+
+
+def _keyring_filter() -> "ctypes.Structure | None":
+    """The BPF program of :func:`deny_keyrings` (None on an unknown machine)."""
+    if "filter" in _CACHE:
+        cached: ctypes.Structure | None = _CACHE["filter"]
+        return cached
     known = _KEY_SYSCALLS.get(os.uname().machine)
     if known is None:
-        return False
+        _CACHE["filter"] = None
+        return None
+
+    class _SockFilter(ctypes.Structure):
+        _fields_ = [
+            ("code", ctypes.c_uint16),
+            ("jt", ctypes.c_uint8),
+            ("jf", ctypes.c_uint8),
+            ("k", ctypes.c_uint32),
+        ]
+
+    class _SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
     arch, (add_key, request_key, keyctl) = known
     ld_w_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     prog = [
@@ -321,8 +369,9 @@ def deny_keyrings() -> bool:
     ]
     filters = (_SockFilter * len(prog))(*[_SockFilter(*row) for row in prog])
     fprog = _SockFprog(len(prog), filters)
-    libc = _libc()
-    return bool(libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0)
+    _CACHE["filter"] = fprog
+    _CACHE["filter_rows"] = filters  # the array must live as long as the program
+    return fprog
 
 
 def non_dumpable() -> None:

@@ -42,6 +42,7 @@ from reflexion_bench.sandbox._box import (
     candidate_limits,
     keyring_clear,
     non_dumpable,
+    prepare,
     proc_limits,
     proc_uids,
     set_limits,
@@ -166,6 +167,9 @@ def kill_leftovers(pgid: int | None) -> int:
         except OSError:
             pass
     zpid = _ZYGOTE["pid"]
+    if KILL_ALL and zpid is not None and not _others_alive():
+        return 0  # the usual case: nothing but us and the zygote (no freeze needed)
+    zpid = _ZYGOTE["pid"]
     if KILL_ALL and zpid is not None:
         # kill(-1) would take the zygote too. Freeze everything at once instead (the
         # kernel blocks forks while it walks the task list, so nothing escapes a stop),
@@ -213,6 +217,23 @@ def kill_leftovers(pgid: int | None) -> int:
         elif os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
             killed += 1
     return killed
+
+
+def _others_alive() -> bool:
+    """After reaping what already ended: is any process of our namespace alive but us
+    and the zygote? (None can appear meanwhile: only a live process could fork it,
+    and the zygote forks on a judge's request only, and the judge is gone.)"""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        if pid == _ZYGOTE["pid"]:
+            _ZYGOTE["pid"] = None
+    keep = (os.getpid(), _ZYGOTE["pid"])
+    return any(p not in keep for p in _namespace_pids())
 
 
 def _namespace_pids() -> list:
@@ -473,23 +494,51 @@ def _cached_code(script: str):  # type: ignore[no-untyped-def]
     return _CODE_CACHE.get(key) or compile(source, script, "exec")
 
 
-def warm_code(files: dict) -> None:
+#: The cacheable scripts' sources by sha256 (the same entries as _CODE_CACHE): the host
+#: sends such a file once per worker, then only its hash (``file_refs``).
+_SOURCES: dict = {}
+#: The code object the forked job runs, when its script is a cached one.
+_JOB_CODE: dict = {"code": None}
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def resolve_refs(job: dict) -> str | None:
+    """Put the cached sources of the job's ``file_refs`` into its files; the name of
+    one not cached (the host then sends it in full), or None."""
+    for name, key in (job.get("file_refs") or {}).items():
+        src = _SOURCES.get(key)
+        if src is None:
+            return str(name)
+        job.setdefault("files", {})[name] = src
+    return None
+
+
+def warm_code(files: dict, script: str) -> None:
     """In the supervisor, before forking a job: compile the cacheable scripts it brings
-    once, so that every later fork inherits the code object instead of compiling."""
+    once, so that every later fork inherits the code object instead of compiling (and
+    the job's own script, ``script``, runs from it without being read back)."""
+    _JOB_CODE["code"] = None
     for name, content in files.items():
         if not name.endswith(".py") or not content.startswith(CACHE_MARK.decode()):
             continue
-        data = content.encode("utf-8")
-        import hashlib
-
-        key = hashlib.sha256(data).hexdigest()
+        key = _sha(content)
         if key not in _CODE_CACHE:
+            # The host mirrors this eviction rule (PooledSandbox: one set per worker).
             if len(_CODE_CACHE) >= 8:
                 _CODE_CACHE.clear()
+                _SOURCES.clear()
             try:
-                _CODE_CACHE[key] = compile(data, os.path.join(WORKDIR, name), "exec")
+                _CODE_CACHE[key] = compile(content, os.path.join(WORKDIR, name), "exec")
             except (SyntaxError, ValueError):
-                pass
+                continue
+            _SOURCES[key] = content
+        if name == script:
+            _JOB_CODE["code"] = _CODE_CACHE[key]
 
 
 def _run_python_inproc(argv: list) -> int:
@@ -517,7 +566,7 @@ def _run_python_inproc(argv: list) -> int:
     code = 0
     interrupted = False
     try:
-        compiled = _cached_code(script)
+        compiled = _JOB_CODE["code"] or _cached_code(script)
         if compiled is None:
             runpy.run_path(script, run_name="__main__")
         else:
@@ -669,6 +718,9 @@ def run_job(job: dict) -> dict:
     timeout = float(job["timeout_s"])
     trusted = bool(job.get("trusted"))
     owner = (JUDGE_UID if trusted else CANDIDATE_UID) if SPLIT_UIDS else None
+    missing = resolve_refs(job)
+    if missing is not None:
+        return {"reason": "error", "detail": f"no cached {missing}", "ref_miss": missing}
     try:
         if owner is not None:
             os.chown(WORKDIR, owner, owner)
@@ -683,7 +735,8 @@ def run_job(job: dict) -> dict:
     except (OSError, ValueError) as exc:
         return {"reason": "error", "detail": f"cannot write files: {exc}"}
     if job.get("inproc"):
-        warm_code(job.get("files", {}))
+        argv = list(job.get("argv") or [])
+        warm_code(job.get("files", {}), argv[1] if len(argv) > 1 else "")
     if trusted:
         ensure_zygote()
     stdin_data = job.get("stdin", "").encode()
@@ -859,12 +912,36 @@ def _mqueues() -> list:
         return []
 
 
+def _key_count(uid: object) -> int:
+    """How many keys ``uid`` owns (``/proc/key-users``; 0 when it has none)."""
+    try:
+        with open("/proc/key-users", encoding="ascii") as fh:
+            for line in fh:
+                owner, _, rest = line.partition(":")
+                if owner.strip() == str(uid):
+                    return int(rest.split()[1].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return -1
+    return 0
+
+
+#: The candidate uid's key count after the last clean-up (keys it could hold then).
+_KEYS: dict = {"after": None}
+
+
 def _clean_as_candidate() -> list:
     """What only the candidate uid may remove: its SysV IPC objects and message queues
     (where they can exist at all: without the namespaced sysctls at 0) and its
-    keyrings, which outlive its processes. Runs after every candidate process is dead."""
+    keyrings, which outlive its processes. Runs after every candidate process is dead.
+    A candidate's seccomp filter refuses the keyring calls, so its key count normally
+    stays what it was: then there is nothing to clear (the check costs one read)."""
     if SPLIT_UIDS and not _sysv_objects() and not _mqueues():
-        return _clear_keyrings_in_place()
+        if _KEYS["after"] is not None and _key_count(CANDIDATE_UID) == _KEYS["after"]:
+            return []
+        problems = _clear_keyrings_in_place()
+        if not problems:
+            _KEYS["after"] = _key_count(CANDIDATE_UID)
+        return problems
     return _clean_in_a_fork()
 
 
@@ -1021,6 +1098,7 @@ def main() -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     _OWN_LIMITS.update(all_limits())
     _private_proc()
+    prepare()  # the judge's and the candidates' forks inherit what confining needs
     # Fresh mounts, the zygote, then the pid cursor: the first job then starts exactly
     # like every later one (same mounts, same pids), whichever worker it lands on.
     fresh_mounts()
