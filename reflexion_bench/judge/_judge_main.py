@@ -1090,7 +1090,15 @@ def main():
             run_hidden(spec, settings)
     except BaseException as exc:
         emit({"event": "harness_error", "detail": short(f"{type(exc).__name__}: {exc}", 800)})
+        # The supervisor retires a worker whose trusted program failed this way: the
+        # host's health check then runs on a fresh one (see judge._run).
+        os._exit(RETIRE_EXIT)
     os._exit(0)
+
+
+#: The exit status by which a trusted program asks the supervisor to retire the worker
+#: (sandbox/_driver.py: RETIRE_EXIT); a candidate cannot give the judge an exit status.
+RETIRE_EXIT = 86
 
 
 if __name__ == "__main__":

@@ -467,6 +467,9 @@ def write_files(files: dict, owner: int | None) -> None:
                 os.chown(os.path.join(dirpath, d), owner, owner)
 
 
+#: Exit status of a trusted program asking for this worker to be retired.
+RETIRE_EXIT = 86
+
 #: The candidates' working dir inside a trusted job's scratch dir.
 BOX_DIR = "box"
 
@@ -1131,6 +1134,10 @@ def main() -> None:
             result["id"] = job.get("id")
             result = run_job(job)
             result["id"] = job.get("id")
+            if job.get("trusted") and result.get("exit_code") == RETIRE_EXIT:
+                # A trusted program (the judge) failed after its candidate started:
+                # whatever the candidate did, no later program runs on this worker.
+                problems.append("the trusted program reported a failure of its own")
         except Exception as exc:  # our own failure: say so, and get replaced
             result["detail"] = f"sandbox supervisor error: {exc!r}"
             problems.append("supervisor error")

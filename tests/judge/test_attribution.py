@@ -181,3 +181,44 @@ async def test_a_judge_that_never_started_is_retried_once_on_a_fresh_worker() ->
     sb = _Scripted([([], "signal"), ([], "signal")])
     with pytest.raises(SandboxError, match="did not run the judge"):
         await _judge(sb)
+
+
+async def test_a_program_that_breaks_its_judge_fails_and_the_worker_is_retired() -> None:
+    """At the rlimits level the candidate shares the judge's uid: it lowers the judge's
+    open-file limit, then crashes, so the judge cannot start the next candidate (a
+    failure of the judge's own). The worker is retired, a fresh one passes the health
+    check, and the program's verdict is a fail, never an error or a SandboxError."""
+    from reflexion_bench.sandbox.local import _probe_level, _resolve_python
+
+    if _probe_level("rlimits", _resolve_python("auto")) is not None:
+        pytest.skip("the rlimits level does not run here")
+    sb = LocalSandbox(jobs=1, isolation="rlimits", allow_unprotected_scores=True)
+    # Each self-test runs in a fork of the candidate: the judge is the grandparent.
+    program = (
+        "import os, resource\n"
+        "def f(x):\n"
+        "    ppid = os.getppid()\n"
+        "    judge = int(open(f'/proc/{ppid}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+        "    resource.prlimit(judge, resource.RLIMIT_NOFILE, (4, 4))\n"
+        "    os._exit(1)\n"
+    )
+    try:
+        out = await judge_self_tests(
+            sb,
+            program=program,
+            tests=["assert f(1) == 2", "assert f(2) == 3"],
+            entry_point="f",
+            timeout_s=3.0,
+        )
+        assert [v.status for v in out] == ["fail", "fail"], out
+        assert any("broke its sandbox" in v.output for v in out), out
+        assert any("failure of its own" in p for _, problems in sb.retirements for p in problems), (
+            sb.retirements
+        )
+        # The sandbox goes on judging correctly.
+        ok = await judge_self_tests(
+            sb, program=PROGRAM, tests=["assert f(1) == 2"], entry_point="f", timeout_s=3.0
+        )
+        assert [v.status for v in ok] == ["pass"], ok
+    finally:
+        await sb.aclose()
