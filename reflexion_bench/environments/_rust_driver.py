@@ -45,7 +45,12 @@ from collections.abc import Callable
 from typing import IO, Any
 
 # host only: begin (shipped, the source of sandbox/_box.py stands here instead)
-from reflexion_bench.sandbox._box import become_candidate, box_identity, candidate_limits
+from reflexion_bench.sandbox._box import (
+    become_candidate,
+    box_identity,
+    candidate_limits,
+    non_dumpable,
+)
 
 # host only: end
 
@@ -63,12 +68,7 @@ MAX_RESULTS_BYTES = 16 * 1024 * 1024
 def _non_dumpable() -> None:
     """Programs started later (same uid) cannot ptrace this process nor open its
     /proc/<pid>/mem or /proc/<pid>/fd (as the sandbox supervisor does for itself)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
-    except Exception:
-        pass
+    non_dumpable()
 
 
 _non_dumpable()

@@ -34,6 +34,7 @@ from reflexion_bench.sandbox._box import (
     become_candidate,
     candidate_limits,
     limit_caps,
+    non_dumpable,
     prepare,
 )
 
@@ -310,12 +311,7 @@ def zygote_main(sock_fd, box):
     import signal
     import socket
 
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
-    except Exception:
-        pass
+    non_dumpable()
     uid = box.get("uid")
     nproc = bool(box.get("nproc", True))
     workdir = str(box.get("workdir") or "/")

@@ -48,7 +48,12 @@ from reflexion_bench.judge._wire import (
     recv_frame,
     send_frame,
 )
-from reflexion_bench.sandbox._box import become_candidate, box_identity, candidate_limits
+from reflexion_bench.sandbox._box import (
+    become_candidate,
+    box_identity,
+    candidate_limits,
+    non_dumpable,
+)
 
 # host only: end
 
@@ -1039,12 +1044,7 @@ def _one_test(test, entry, link, deadline, timeout):
 def _harden():
     """Before anything the candidate could touch exists: no ptrace or /proc access by
     the candidate (same uid), and imports from the read-only standard library only."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
-    except Exception:
-        pass
+    non_dumpable()
     cwd = os.path.realpath(os.getcwd())
     sys.path[:] = [
         p for p in sys.path if p and os.path.realpath(p) != cwd and not p.startswith(cwd + os.sep)

@@ -197,18 +197,6 @@ def limit_caps(caps: tuple) -> None:
         pass
 
 
-def capabilities(pid: int | str = "self") -> int:
-    """The effective capability mask of a process (from /proc; 0 when unknown)."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("CapEff:"):
-                    return int(line.split()[1], 16)
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
 def own_capabilities() -> int:
     """This process's effective and permitted capabilities, by capget (no /proc read:
     this runs in every candidate); -1 when capget fails."""

@@ -143,6 +143,7 @@ def send(obj: dict) -> None:
 
 
 def reap_all() -> None:
+    """Reap every child that already ended (noting the zygote's death, if it died)."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -150,6 +151,8 @@ def reap_all() -> None:
             return
         if pid == 0:
             return
+        if pid == _ZYGOTE["pid"]:
+            _ZYGOTE["pid"] = None
 
 
 def kill_leftovers(pgid: int | None) -> int:
@@ -223,15 +226,7 @@ def _others_alive() -> bool:
     """After reaping what already ended: is any process of our namespace alive but us
     and the zygote? (None can appear meanwhile: only a live process could fork it,
     and the zygote forks on a judge's request only, and the judge is gone.)"""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            break
-        if pid == _ZYGOTE["pid"]:
-            _ZYGOTE["pid"] = None
+    reap_all()
     keep = (os.getpid(), _ZYGOTE["pid"])
     return any(p not in keep for p in _namespace_pids())
 
