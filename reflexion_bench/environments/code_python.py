@@ -52,9 +52,25 @@ _COMPARE_METHODS: dict[str, type[ast.cmpop]] = {
 }
 
 
+_ast_parse = ast.parse  # the one parser call below (tests replace it)
+
+
+def _parse(src: str) -> ast.Module:
+    """``ast.parse`` of model-written text. CPython 3.11 before 3.11.8 can raise a
+    spurious ``SystemError: AST constructor recursion depth mismatch`` (gh-106905):
+    parsed again once, then reported as a SyntaxError, so a reply never ends a trial."""
+    for attempt in (1, 2):
+        try:
+            return _ast_parse(src)
+        except SystemError as exc:
+            if attempt == 2:
+                raise SyntaxError(f"the parser failed: {exc}") from None
+    raise AssertionError("unreachable")
+
+
 def _parses(src: str) -> bool:
     try:
-        ast.parse(src)
+        _parse(src)
     except (SyntaxError, ValueError):
         return False
     return True
@@ -110,7 +126,7 @@ def _drop_demo_code(src: str) -> tuple[str, int]:
     that models append after the solution: they are not part of the function and a
     wrong demo assert would fail an otherwise correct program at import."""
     try:
-        tree = ast.parse(src)
+        tree = _parse(src)
     except SyntaxError:
         return src, 0
     lines = src.splitlines(keepends=True)
@@ -139,8 +155,8 @@ def _prompt_preamble(prompt: str, program: str, entry_point: str) -> str:
     constants) and the program lacks: a model that rewrites only the asked function
     must still get ``List`` or a helper like HumanEval/38's ``encode_cyclic``."""
     try:
-        ptree = ast.parse(prompt)
-        ctree = ast.parse(program)
+        ptree = _parse(prompt)
+        ctree = _parse(program)
     except SyntaxError:
         return ""
     defined = _bound_names(ctree)
@@ -292,7 +308,7 @@ class PythonLanguage(CodeLanguage):
             return max(blocks, key=len)
         for b in defining:
             try:
-                fn = _defines(ast.parse(b), entry_point)
+                fn = _defines(_parse(b), entry_point)
             except SyntaxError:
                 continue
             if fn is not None and not _is_stub(fn):
@@ -368,7 +384,7 @@ class PythonLanguage(CodeLanguage):
             for extra in range(0, 15):
                 chunk = "\n".join([first, *lines[i + 1 : i + 1 + extra]])
                 try:
-                    tree = ast.parse(chunk)
+                    tree = _parse(chunk)
                 except SyntaxError:
                     continue
                 if len(tree.body) == 1:

@@ -165,3 +165,31 @@ def test_imports_the_reply_already_has_are_not_repeated(humaneval: dict[str, Tas
     got = extract(task, f"```python\nfrom typing import List\n\n{FULL}```")
     assert got.program.count("from typing import List") == 1
     run(got.program, "has_close_elements")
+
+
+@pytest.mark.parametrize("failures", [1, 10])
+def test_a_spurious_parser_system_error_never_ends_a_trial(
+    monkeypatch: pytest.MonkeyPatch, failures: int
+) -> None:
+    """CPython 3.11.7's ast.parse can raise SystemError ("AST constructor recursion
+    depth mismatch"): once, the parse is retried and the code comes out as usual;
+    always, the reply is handled as unparsable text, without an exception."""
+    import ast
+
+    from reflexion_bench.environments import code_python
+
+    real = ast.parse
+    left = [failures]
+
+    def flaky(src: str, *a: object, **k: object) -> ast.Module:
+        if left[0] > 0:
+            left[0] -= 1
+            raise SystemError("AST constructor recursion depth mismatch (before=1, after=2)")
+        return real(src, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(code_python, "_ast_parse", flaky)
+    reply = "```python\ndef f(x):\n    return x + 1\n\nprint(f(1))\n```"
+    out = code_python.PythonLanguage().extract_code(reply, "def f(x):\n", "f")
+    assert "return x + 1" in out.program
+    if failures == 1:
+        assert "print(f(1))" not in out.program  # the demo line dropped: the parse worked
