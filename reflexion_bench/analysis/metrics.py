@@ -191,17 +191,11 @@ def _mean(col: pd.Series) -> float | None:
     return float(col.mean())
 
 
-def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """All run-level metrics as a JSON-friendly dict (see the module docstring)."""
-    df = trials_frame(records)
-    if df.empty:
-        return {"n_tasks": 0}
-    n = int(df["task_id"].nunique())
-    max_k = int(df["trial"].max())
-    by_task = {tid: g.sort_values("trial") for tid, g in df.groupby("task_id", sort=False)}
-    verdicts = {tid: _verdicts(g) for tid, g in by_task.items()}
-    trials = {tid: list(g["trial"]) for tid, g in by_task.items()}
-
+def _curve_counts(
+    verdicts: dict[str, list[bool | None]], trials: dict[str, list[int]], max_k: int
+) -> tuple[list[int | None], list[int | None]]:
+    """Per k = 1..max_k: tasks whose submitted candidate after at most k trials passes,
+    and tasks with any pass among trials <= k (None where an unknown verdict decides)."""
     success_counts: list[int | None] = []
     solved_counts: list[int | None] = []
     for k in range(1, max_k + 1):
@@ -220,6 +214,21 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 solved.append(None if any(v is None for v in upto) else False)
         success_counts.append(_count(sub))
         solved_counts.append(_count(solved))
+    return success_counts, solved_counts
+
+
+def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """All run-level metrics as a JSON-friendly dict (see the module docstring)."""
+    df = trials_frame(records)
+    if df.empty:
+        return {"n_tasks": 0}
+    n = int(df["task_id"].nunique())
+    max_k = int(df["trial"].max())
+    by_task = {tid: g.sort_values("trial") for tid, g in df.groupby("task_id", sort=False)}
+    verdicts = {tid: _verdicts(g) for tid, g in by_task.items()}
+    trials = {tid: list(g["trial"]) for tid, g in by_task.items()}
+
+    success_counts, solved_counts = _curve_counts(verdicts, trials, max_k)
 
     fixes = breaks = 0
     fixed_from_first = broken_from_first = 0
@@ -375,33 +384,62 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-def plus_summary(df: pd.DataFrame) -> dict[str, Any] | None:
-    """Base vs plus hidden tests (None when no trial logged a plus verdict).
+def _plus_known(plus: Any, base: Any) -> bool | None:
+    """A trial's verdict under the plus tests: the plus verdict where one was logged (or
+    re-scored), a failure where the program failed the base tests (plus runs them
+    first), else unknown (None: a base pass never judged under plus)."""
+    if plus is not None and not pd.isna(plus):
+        return bool(plus)
+    if base is not None and not pd.isna(base) and not bool(base):
+        return False
+    return None
 
-    ``final``: pass@1 under the plus tests; ``base_pass_plus_fail``: tasks whose
-    submitted program passes the base tests and fails plus (a "pass" the paper would
-    count that stronger tests reject); ``unseen_fp``: trials whose program passed its
-    self-tests *and* the base tests but fails plus (a false positive of both tests the
-    paper had), with ``unseen_fp_final`` those that were submitted. ``weak_oracles``:
-    the tasks of this run with a plus verdict whose MBPP+ oracle cannot reject a program
-    that passes base (:func:`reflexion_bench.scorers.plus_oracles.weak_oracle_tasks`:
-    Mbpp/164 accepts any value, Mbpp/295 also 0); their plus verdicts are EvalPlus's,
-    unchanged, and counted above like any other.
+
+def plus_summary(df: pd.DataFrame) -> dict[str, Any] | None:
+    """Base vs plus hidden tests (None when no trial has a plus verdict).
+
+    The plus verdicts come from the log (``scorer.tests=both|plus``) or from a re-score
+    of the logged programs (``reflexion-bench rescore``, overlaid by
+    :func:`reflexion_bench.analysis.rescore.with_rescore`). ``first_try``, ``final``,
+    ``success_at_trial`` and ``solved_by_trial`` are the headline metrics with the plus
+    verdict in place of the base one (a program that fails base fails plus); any of them
+    that depends on a base pass never judged under plus (``unjudged`` trials) is None.
+    ``base_pass_plus_fail``: tasks whose submitted program passes the base tests and
+    fails plus (a "pass" the paper would count that stronger tests reject);
+    ``unseen_fp``: trials whose program passed its self-tests *and* the base tests but
+    fails plus (a false positive of both tests the paper had), with ``unseen_fp_final``
+    those that were submitted. ``weak_oracles``: the tasks of this run with a plus
+    verdict whose MBPP+ oracle cannot reject a program that passes base
+    (:func:`reflexion_bench.scorers.plus_oracles.weak_oracle_tasks`: Mbpp/164 accepts
+    any value, Mbpp/295 also 0); their plus verdicts are EvalPlus's, unchanged, and
+    counted above like any other.
     """
     from reflexion_bench.scorers.plus_oracles import weak_oracle_tasks
 
     if df.empty or not df["plus_passed"].notna().any():
         return None
+    df = df.assign(
+        plus_known=[
+            _plus_known(p, b) for p, b in zip(df["plus_passed"], df["base_passed"], strict=True)
+        ]
+    )
+    by_task = {tid: g.sort_values("trial") for tid, g in df.groupby("task_id", sort=False)}
+    verdicts: dict[str, list[bool | None]] = {
+        tid: [None if v is None or pd.isna(v) else bool(v) for v in g["plus_known"]]
+        for tid, g in by_task.items()
+    }
+    trials = {tid: [int(t) for t in g["trial"]] for tid, g in by_task.items()}
+    success_counts, solved_counts = _curve_counts(verdicts, trials, int(df["trial"].max()))
+    first = [vs[0] if trials[tid][0] == 1 else None for tid, vs in verdicts.items()]
+    final = [vs[-1] for vs in verdicts.values()]
     finals = df.groupby("task_id", sort=False).tail(1)
     n = len(finals)
-    base = finals["base_passed"].map(lambda v: bool(v) if v is not None else False)
-    plus = finals["plus_passed"].map(lambda v: bool(v) if v is not None else False)
-    bp_pf = finals[base & ~plus]
-    known = df[df["plus_passed"].notna()]
-    self_pass = known["self_passed"] == True  # noqa: E712
-    base_pass = known["base_passed"] == True  # noqa: E712
-    plus_fail = known["plus_passed"] == False  # noqa: E712
-    unseen = known[self_pass & base_pass & plus_fail]
+    base = finals["base_passed"] == True  # noqa: E712
+    plus_fail = finals["plus_known"] == False  # noqa: E712
+    bp_pf = finals[base & plus_fail]
+    self_pass = df["self_passed"] == True  # noqa: E712
+    base_pass = df["base_passed"] == True  # noqa: E712
+    unseen = df[self_pass & base_pass & (df["plus_known"] == False)]  # noqa: E712
     last = set(zip(finals["task_id"], finals["trial"], strict=True))
     unseen_final = [
         tid for tid, k in zip(unseen["task_id"], unseen["trial"], strict=True) if (tid, k) in last
@@ -409,9 +447,16 @@ def plus_summary(df: pd.DataFrame) -> dict[str, Any] | None:
     return {
         "n_tasks": n,
         "tasks_with_plus_verdict": int(finals["plus_passed"].notna().sum()),
-        "final": int(plus.sum()) / n if n else None,
-        "final_count": int(plus.sum()),
+        "unjudged": sum(v is None for vs in verdicts.values() for v in vs),
+        "first_try": _share(first, n),
+        "first_try_count": sum(v is True for v in first),
+        "final": _share(final, n),
+        "final_count": sum(v is True for v in final),
         "base_final_count": int(base.sum()),
+        "success_at_trial": [None if c is None else c / n for c in success_counts],
+        "solved_by_trial": [None if c is None else c / n for c in solved_counts],
+        "success_counts_at_trial": success_counts,
+        "solved_counts_by_trial": solved_counts,
         "base_pass_plus_fail": len(bp_pf),
         "base_pass_plus_fail_tasks": sorted(str(t) for t in bp_pf["task_id"]),
         "unseen_fp": len(unseen),
