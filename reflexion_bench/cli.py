@@ -13,6 +13,10 @@ COMMANDS = {
     "run": ("reflexion_bench.commands.run", "run an experiment (Hydra overrides follow)"),
     "report": ("reflexion_bench.commands.report", "recompute metrics of run folders"),
     "evaluate": ("reflexion_bench.commands.evaluate", "score solutions without the loop"),
+    "rescore": (
+        "reflexion_bench.commands.rescore",
+        "re-judge a run's logged programs under the plus tests (no model)",
+    ),
     "import-reflexion-logs": (
         "reflexion_bench.commands.import_logs",
         "import the paper's own run logs",
