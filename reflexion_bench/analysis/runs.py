@@ -76,7 +76,10 @@ def _label(value: Any) -> str:
 
 
 def load_run(path: Path) -> Run:
-    records = load_run_records(path)
+    from reflexion_bench.analysis.rescore import with_rescore
+
+    # A run re-judged by `reflexion-bench rescore` gets its plus verdicts from the file.
+    records = with_rescore(load_run_records(path), path)
     summary = summarize(records)
     summary["answer_key"] = run_answer_key(records, [path])
     return Run(path=path, records=records, summary=summary)
