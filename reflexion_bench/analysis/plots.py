@@ -3,6 +3,11 @@
 Every figure is written as PNG and PDF and stays readable in grey scale: series
 differ by line style, marker and grey level (and hatching for bars), never by hue
 alone. One figure per benchmark x model for the per-strategy plots.
+
+A figure rebuilt from the same report is the same file (:func:`save_figure`): no
+creation date and no matplotlib version in its metadata, SVG ids from a fixed salt,
+and :func:`write_plots` draws with matplotlib's default style, whatever matplotlibrc
+the user or the current folder has.
 """
 
 from __future__ import annotations
@@ -42,13 +47,34 @@ def _grey(i: int, n: int) -> str:
     return str(round(level, 3))
 
 
+#: Metadata per format that matplotlib would otherwise fill with the time of writing (PDF's
+#: CreationDate, SVG's Date) or its own version (PNG's Software, PDF's Creator and
+#: Producer, SVG's Creator): None leaves the key out (matplotlib's documented way).
+SAVE_METADATA: dict[str, dict[str, str | None]] = {
+    "png": {"Software": None},
+    "pdf": {"Creator": "reflexion-bench", "Producer": None, "CreationDate": None},
+    "svg": {"Creator": "reflexion-bench", "Date": None},
+}
+
+
+def save_figure(fig: Any, path: Path, **kwargs: Any) -> None:
+    """``fig.savefig(path)`` with fixed metadata (:data:`SAVE_METADATA`), so that the same
+    figure gives the same bytes on every run, on any day, from any folder."""
+    import matplotlib
+
+    fmt = path.suffix.lstrip(".").lower()
+    # svg.hashsalt: SVG clip-path and glyph ids are otherwise random per run.
+    with matplotlib.rc_context({"svg.hashsalt": "reflexion-bench"}):
+        fig.savefig(path, format=fmt, metadata=SAVE_METADATA.get(fmt), **kwargs)
+
+
 def _save(fig: Any, stem: Path) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     # Not with_suffix: model names such as "qwen2.5-coder" hold dots.
     paths = [stem.parent / f"{stem.name}.png", stem.parent / f"{stem.name}.pdf"]
     fig.tight_layout()
-    fig.savefig(paths[0], dpi=150)
-    fig.savefig(paths[1])
+    save_figure(fig, paths[0], dpi=150)
+    save_figure(fig, paths[1])
     _plt().close(fig)
     return paths
 
@@ -432,6 +458,13 @@ def write_plots(
     report: dict[str, Any], out_dir: Path, *, axes: Sequence[str] = ("tokens", "dollars", "wall")
 ) -> list[Path]:
     """Every per-report figure into ``out_dir``; returns the files written."""
+    # matplotlib's defaults, not a matplotlibrc of the user or of the current folder: the
+    # figures of a committed report must not depend on where the command ran.
+    with _plt().style.context("default"):
+        return _write_plots(report, out_dir, axes=axes)
+
+
+def _write_plots(report: dict[str, Any], out_dir: Path, *, axes: Sequence[str]) -> list[Path]:
     written: list[Path] = []
     for (bench, model), gs in _clusters(report["groups"]).items():
         title = f"{bench} / {model}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,13 @@ def plot_trial_curve(summary: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    with plt.style.context("default"):  # not the user's matplotlibrc (see plots.py)
+        _draw_trial_curve(plt, summary, path)
+
+
+def _draw_trial_curve(plt: Any, summary: dict[str, Any], path: Path) -> None:
+    from reflexion_bench.analysis.plots import save_figure
+
     ks = list(range(1, len(summary["success_at_trial"]) + 1))
     fig, ax = plt.subplots(figsize=(5, 3.5))
     # Unknown points (imported logs) are gaps, not zeros.
@@ -60,7 +68,7 @@ def plot_trial_curve(summary: dict[str, Any], path: Path) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
 
 
@@ -161,13 +169,82 @@ def build_comparison(
     )
 
 
+#: The list of files a report folder's last ``write_comparison`` wrote (see there).
+MANIFEST_NAME = "manifest.txt"
+_MANIFEST_HEADER = (
+    "# Written by `reflexion-bench report --out`: every file of this folder that it wrote.\n"
+    "# The next run replaces them and deletes those it no longer writes; other files are\n"
+    "# left alone (the command warns about them).\n"
+)
+
+
+def read_manifest(out_dir: Path) -> set[str]:
+    """The files (relative, POSIX) that the last report written into ``out_dir`` wrote.
+
+    A folder written before manifests existed (it has a ``report.json`` but no
+    manifest) owns the files named the way the report names them: ``report.*``,
+    ``table_*.csv`` and ``figures/*.png|pdf``. Entries that would leave the folder are
+    ignored: a manifest never makes the command delete anything outside ``out_dir``.
+    """
+    manifest = out_dir / MANIFEST_NAME
+    if manifest.is_file():
+        names = [
+            line.strip()
+            for line in manifest.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")
+        ]
+    elif (out_dir / "report.json").is_file():
+        patterns = ("report.md", "report.tex", "report.json", "table_*.csv", "figures/*.p[nd][gf]")
+        names = sorted(
+            p.relative_to(out_dir).as_posix() for pat in patterns for p in out_dir.glob(pat)
+        )
+    else:
+        return set()
+    return {n for n in names if not Path(n).is_absolute() and ".." not in Path(n).parts}
+
+
+def foreign_files(out_dir: Path, written: Sequence[Path]) -> list[str]:
+    """Files in ``out_dir`` (relative, sorted) that the report did not write."""
+    mine = {p.resolve() for p in written}
+    return sorted(
+        p.relative_to(out_dir).as_posix()
+        for p in out_dir.rglob("*")
+        if p.is_file() and p.resolve() not in mine
+    )
+
+
+def _relative_runs(report: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+    """The report with each group's run folders relative to ``out_dir``: a written report
+    names its runs as seen from where it lies, never by the absolute location of the
+    folder it was built in (the same report, rebuilt in a copy elsewhere, is the same)."""
+    base = os.path.abspath(out_dir)
+    groups = [
+        {
+            **g,
+            "runs": [Path(os.path.relpath(os.path.abspath(r), base)).as_posix() for r in g["runs"]],
+        }
+        for g in report["groups"]
+    ]
+    return {**report, "groups": groups}
+
+
 def write_comparison(report: dict[str, Any], out_dir: Path) -> list[Path]:
     """Write the report as report.md, report.tex, one CSV per table, report.json, and
-    every figure (PNG + PDF) into ``out_dir``; return the files written."""
+    every figure (PNG + PDF) into ``out_dir``, and the list of them as ``manifest.txt``;
+    return the files written (the manifest last).
+
+    Every file is the same bytes when rebuilt from the same logs, in any folder: run
+    folders are named relative to ``out_dir``, figures carry no date or version
+    (:func:`reflexion_bench.analysis.plots.save_figure`). Files of the previous
+    manifest (:func:`read_manifest`) that this call does not write, such as the figure of
+    a run since removed, are deleted; files the report never wrote are left in place
+    (:func:`foreign_files` names them)."""
     from reflexion_bench.analysis.plots import write_plots
     from reflexion_bench.analysis.tables import TABLES, render, tables
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    previous = read_manifest(out_dir)
+    report = _relative_runs(report, out_dir)
     written = []
     for name, fmt in (("report.md", "md"), ("report.tex", "latex"), ("report.json", "json")):
         path = out_dir / name
@@ -180,4 +257,16 @@ def write_comparison(report: dict[str, Any], out_dir: Path) -> list[Path]:
         written.append(path)
     axes = tuple(dict.fromkeys((report["settings"]["axis"], "tokens", "dollars", "wall")))
     written += write_plots(report, out_dir / "figures", axes=axes)
-    return written
+    names = sorted({p.relative_to(out_dir).as_posix() for p in written})
+    for stale in sorted(previous - set(names) - {MANIFEST_NAME}):
+        path = out_dir / stale
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+            # A folder emptied by the clean-up goes too (never out_dir itself).
+            parent = path.parent
+            while parent != out_dir and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+    manifest = out_dir / MANIFEST_NAME
+    manifest.write_text(_MANIFEST_HEADER + "".join(f"{n}\n" for n in names), encoding="utf-8")
+    return [*written, manifest]

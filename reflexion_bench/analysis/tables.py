@@ -17,7 +17,9 @@ Tables:
 - ``curve``: success of the submitted candidate after k trials, with CIs (and the
   "solved at any trial" curve where it differs).
 - ``paired``: final success of strategy A vs B on common tasks: difference with a
-  paired bootstrap CI, discordant counts, exact McNemar p-value.
+  paired bootstrap CI, discordant counts, exact McNemar p-value, and that p-value
+  Holm-adjusted over its family: every pair of one benchmark x model (the
+  ``strategies`` table adjusts the same way, over each reference's comparisons).
 - ``self_tests``: the paper's Table 2: self-test verdict vs hidden verdict, rates
   per self-test verdict, and false positives that stopped a task early.
 - ``controls``: per strategy, tasks failed at trial 1, fixed and broken by the end,
@@ -51,7 +53,7 @@ from reflexion_bench.analysis.budget import (
     success_at_budget,
     verdict_matrix,
 )
-from reflexion_bench.analysis.equal_budget import equal_budget_section
+from reflexion_bench.analysis.equal_budget import equal_budget_section, holm
 from reflexion_bench.analysis.feedback import confusion_by_trial, elapsed_s, rewrites
 from reflexion_bench.analysis.metrics import hidden_verdict
 from reflexion_bench.analysis.paper import (
@@ -238,6 +240,7 @@ def _paired(groups: Sequence[Group], *, n_resamples: int, seed: int) -> list[dic
     rows = []
     for (bench, model), gs in _clusters(groups).items():
         verdicts = {id(g): _task_verdicts(g) for g in gs}
+        family: list[dict[str, Any]] = []
         for a, b in itertools.combinations(gs, 2):
             va, vb = verdicts[id(a)], verdicts[id(b)]
             common = [t for t in va if t in vb and va[t][1] is not None and vb[t][1] is not None]
@@ -260,6 +263,11 @@ def _paired(groups: Sequence[Group], *, n_resamples: int, seed: int) -> list[dic
                     "mcnemar": test.to_dict(),
                 }
             )
+            family.append(rows[-1])
+        # Holm (the strategies table's function) over the family of every pair of this
+        # benchmark x model: the pairs tested together (no pair spans two clusters).
+        for row, adj in zip(family, holm([r["mcnemar"]["p_value"] for r in family]), strict=True):
+            row["holm"] = {"p": adj, "family": f"{bench} / {model}", "m": len(family)}
     return rows
 
 
@@ -469,6 +477,8 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 "only_a": r["mcnemar"]["only_a"],
                 "only_b": r["mcnemar"]["only_b"],
                 "mcnemar_p": r["mcnemar"]["p_value"],
+                "mcnemar_p_holm": (r.get("holm") or {}).get("p"),
+                "holm_m": (r.get("holm") or {}).get("m"),
             }
             for r in report["paired"]
         ]
@@ -690,6 +700,8 @@ _HEADERS = {
     "answer_key": "answer key",
     "diff": "A - B",
     "mcnemar_p": "McNemar p",
+    "mcnemar_p_holm": "Holm p",
+    "holm_m": "Holm family size",
     "only_a": "only A",
     "only_b": "only B",
     "final_a": "final A",
@@ -743,7 +755,7 @@ def _num(col: str, v: Any) -> str:
         return ""
     if col in _SHARE_COLS or (col.startswith("k") and col[1:].isdigit()):
         return f"{100 * float(v):.1f}"
-    if col == "mcnemar_p" or col.startswith(("p_vs_", "p_holm_vs_")):
+    if col in ("mcnemar_p", "mcnemar_p_holm") or col.startswith(("p_vs_", "p_holm_vs_")):
         return f"{float(v):.3g}"
     if col.startswith("dollars") or col == "dollars_per_task":
         return f"{float(v):.4f}"
@@ -865,8 +877,21 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " budget, resampled from the log; final: pass@1 as the run ended, which may"
             " overshoot the budget by the last trial; diff: pass@1 at budget minus the"
             " reference's on common tasks, paired bootstrap 95% CI; exact McNemar p and"
-            " Holm-adjusted p within each reference's comparisons; partial: fewer tasks"
+            " Holm-adjusted p, each family being one reference's comparisons within one"
+            f" benchmark x model ({_strategy_families(report)}); partial: fewer tasks"
             " than the largest run" + _detectable(report) + ")"
+        )
+    if name == "paired" and report["paired"]:
+        families: dict[str, int] = {}
+        for r in report["paired"]:
+            holm_ = r.get("holm") or {}
+            families.setdefault(str(holm_.get("family")), int(holm_.get("m") or 0))
+        sizes = "; ".join(f"{f}: {m} pairs" for f, m in families.items())
+        return (
+            " (A - B: final pass@1 of A minus B's on the tasks both ran, paired bootstrap 95%"
+            " CI; McNemar p: exact test on the discordant tasks; Holm p: McNemar p"
+            " Holm-adjusted over its family, every pair of the same benchmark x model"
+            f" ({sizes}))"
         )
     if name == "main":
         return (
@@ -877,6 +902,22 @@ def _note(name: str, report: dict[str, Any]) -> str:
     if name == "self_tests":
         return " (rates per self-test verdict, as in the paper's Table 2: TP+FP = 1, FN+TN = 1)"
     return ""
+
+
+def _strategy_families(report: dict[str, Any]) -> str:
+    """The Holm families of the strategies table and their sizes, e.g. ``humaneval / m vs
+    retry: 9, vs reflexion: 9``."""
+    sizes: dict[str, dict[str, int]] = {}
+    for r in (report.get("strategies") or {}).get("rows") or []:
+        per = sizes.setdefault(f"{r['benchmark']} / {r['model']}", {})
+        for ref in ("retry", "reflexion"):
+            if r.get(f"vs_{ref}"):
+                per[ref] = per.get(ref, 0) + 1
+    return "; ".join(
+        f"{cluster} " + ", ".join(f"vs {ref}: {m}" for ref, m in per.items())
+        for cluster, per in sizes.items()
+        if per
+    )
 
 
 def _detectable(report: dict[str, Any]) -> str:

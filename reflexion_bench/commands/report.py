@@ -7,10 +7,17 @@
 
 RUN_DIR may be a run folder, a sweep folder (searched recursively for log.jsonl) or
 a log file. Runs are grouped by benchmark x strategy x model into paper-style tables
-with 95% bootstrap intervals and paired tests; ``--paper`` adds the paper's published
-figures as labelled reference rows; ``--out`` also writes every table, the JSON and
-the figures (PNG + PDF) into DIR. Each run folder's summary.json and curve.png are
-refreshed on the way (``--no-write`` to leave run folders untouched).
+with 95% bootstrap intervals and paired tests (Holm-adjusted); ``--paper`` adds the
+paper's published figures as labelled reference rows; ``--out`` also writes every
+table, the JSON and the figures (PNG + PDF) into DIR, with ``manifest.txt`` listing
+them. Each run folder's summary.json and curve.png are refreshed on the way
+(``--no-write`` to leave run folders untouched).
+
+What ``--out`` writes is reproducible: the same logs give byte-identical files on every
+run and from any folder (no dates, versions or absolute paths; run folders are named
+relative to DIR). DIR ends up holding exactly what the command writes: files of the
+previous manifest that it no longer writes are deleted, and any other file found in DIR
+(one the command never wrote, e.g. a hand-written README) is left alone with a warning.
 """
 
 from __future__ import annotations
@@ -112,6 +119,16 @@ def main(argv: list[str]) -> int:
     which = args.table or (["main"] if fmt == "csv" else None)
     sys.stdout.write(render(report, fmt, which))
     if args.out:
+        from reflexion_bench.analysis.report import foreign_files
+
         written = write_comparison(report, args.out)
         print(f"wrote {len(written)} files into {args.out}", file=sys.stderr)
+        # The folder should be exactly what the command writes; the report's own stale
+        # files are already gone (manifest.txt), anyone else's are named, never deleted.
+        for name in foreign_files(args.out, written):
+            print(
+                f"warning: {args.out / name} was not written by this command (left in place;"
+                " keep hand-written files outside the report folder)",
+                file=sys.stderr,
+            )
     return 0
