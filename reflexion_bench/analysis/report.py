@@ -15,8 +15,10 @@ from reflexion_bench.runner.runlog import load_run_records
 
 def load_summary(run_dir: Path) -> dict[str, Any]:
     from reflexion_bench.analysis.alfworld import summary_section
+    from reflexion_bench.analysis.rescore import with_rescore
 
-    records = load_run_records(run_dir)
+    # Plus verdicts of `reflexion-bench rescore` (rescore_plus.jsonl), when present.
+    records = with_rescore(load_run_records(run_dir), run_dir)
     summary = summarize(records)
     # clean / answer-in-loop, counted from the trial log and the memory events.
     summary["answer_key"] = run_answer_key(records, [run_dir])

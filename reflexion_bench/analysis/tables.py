@@ -393,9 +393,14 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 # clean / answer-in-loop (N uses): did the loop see the answer key?
                 "answer_key": label_text(g.get("answer_key")),
                 "logged_final": (g.get("logged") or {}).get("final"),
-                # scorer.tests=both|plus: pass@1 under the plus tests.
+                # Under the plus tests (scorer.tests=both|plus, or `rescore --tests plus`):
+                # first try, pass@1, solved by trial K; submitted programs that pass base
+                # and fail plus; trials whose self-tests and base pass and plus fails.
+                "first_try_plus": (g.get("plus") or {}).get("first_try"),
                 "final_plus": (g.get("plus") or {}).get("final"),
+                "solved_plus": ((g.get("plus") or {}).get("solved_by_trial") or [None])[-1],
                 "base_pass_plus_fail": (g.get("plus") or {}).get("base_pass_plus_fail"),
+                "self_base_pass_plus_fail": (g.get("plus") or {}).get("unseen_fp"),
                 "fixes": g["fixes"],
                 "breaks": g["breaks"],
                 "fixed_from_first": ff.get("fixed"),
@@ -424,6 +429,8 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     main = pd.DataFrame(main_rows)
     if not any(r.get("logged_final") is not None for r in main_rows) and not main.empty:
         main = main.drop(columns=["logged_final"])
+    if not any(g.get("plus") for g in groups) and not main.empty:
+        main = main.drop(columns=[c for c in _PLUS_COLS if c in main.columns])
 
     k_max = max((len(g["success_at_trial"]) for g in groups), default=0)
     curve_rows = []
@@ -664,7 +671,17 @@ def _strategies_frame(report: dict[str, Any]) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- rendering
 
+_PLUS_COLS = (
+    "first_try_plus",
+    "final_plus",
+    "solved_plus",
+    "base_pass_plus_fail",
+    "self_base_pass_plus_fail",
+)
 _SHARE_COLS = {
+    "first_try_plus",
+    "final_plus",
+    "solved_plus",
     "first_try",
     "final",
     "final_finished",
@@ -682,6 +699,11 @@ _SHARE_COLS = {
     "diff_vs_reflexion",
 }
 _HEADERS = {
+    "first_try_plus": "first try (plus)",
+    "final_plus": "final (plus)",
+    "solved_plus": "solved by K (plus)",
+    "base_pass_plus_fail": "submitted base pass, plus fail",
+    "self_base_pass_plus_fail": "self+base pass, plus fail",
     "first_try": "first try",
     "final": "final (errored = failed)",
     "final_finished": "final of finished",
@@ -952,6 +974,23 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
         )
         for bench, why in (report.get("published_missing") or {}).items():
             lines.append(f"No published figure for {bench}: {why}.")
+        if any(g.get("plus") for g in report["groups"]):
+            lines.append(
+                "(plus) columns: first try, final and solved by trial K with the plus tests' "
+                "verdict (HumanEval+ / MBPP+ inputs after the base tests; from the log under "
+                "scorer.tests=both|plus, or from the run's rescore_plus.jsonl written by "
+                "`reflexion-bench rescore --tests plus`); submitted base pass, plus fail: "
+                "tasks whose submitted program passes base and fails plus; self+base pass, "
+                "plus fail: trials whose self-tests and base tests passed and plus fails. "
+                "Blank where a run has no plus verdicts"
+            )
+        for g in report["groups"]:
+            if (g.get("plus") or {}).get("unjudged"):
+                lines.append(
+                    f"**{g['label']} on {g['benchmark']}: {g['plus']['unjudged']} base passes "
+                    "never judged under plus**; plus shares that depend on them are blank "
+                    "(`reflexion-bench rescore` judges them)"
+                )
         for g in report["groups"]:
             if g.get("errored_tasks"):
                 lines.append(
