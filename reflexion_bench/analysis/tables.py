@@ -908,12 +908,12 @@ def _note(name: str, report: dict[str, Any]) -> str:
         for r in report["paired"]:
             holm_ = r.get("holm") or {}
             families.setdefault(str(holm_.get("family")), int(holm_.get("m") or 0))
-        sizes = "; ".join(f"{f}: {m} pairs" for f, m in families.items())
+        sizes = "; ".join(f"{f}, {m} pairs" for f, m in families.items())
         return (
             " (A - B: final pass@1 of A minus B's on the tasks both ran, paired bootstrap 95%"
             " CI; McNemar p: exact test on the discordant tasks; Holm p: McNemar p"
-            " Holm-adjusted over its family, every pair of the same benchmark x model"
-            f" ({sizes}))"
+            " Holm-adjusted over its family, every pair of the same benchmark x model:"
+            f" {sizes})"
         )
     if name == "main":
         return (

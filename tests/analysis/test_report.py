@@ -210,6 +210,112 @@ def test_cli(sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert report_cmd.main([str(tmp_path / "missing")]) == 2
 
 
+def test_paired_table_is_holm_adjusted_within_each_benchmark_and_model(sweep: Path) -> None:
+    from reflexion_bench.analysis.equal_budget import holm
+
+    report = build_comparison([sweep], n_resamples=300)
+    pairs = report["paired"]
+    assert len(pairs) == 10  # 5 strategies of one benchmark x model: every pair
+    raw = [r["mcnemar"]["p_value"] for r in pairs]
+    # The strategies table's Holm function, over the family of all 10 pairs.
+    assert [r["holm"]["p"] for r in pairs] == pytest.approx(holm(raw))
+    assert {(r["holm"]["family"], r["holm"]["m"]) for r in pairs} == {("toy / mock", 10)}
+    assert all(r["holm"]["p"] >= r["mcnemar"]["p_value"] for r in pairs)
+    frame = tables(report)["paired"]
+    assert list(frame.columns[-3:]) == ["mcnemar_p", "mcnemar_p_holm", "holm_m"]
+    md = render(report, "md", ["paired"])
+    assert "| McNemar p | Holm p | Holm family size |" in md
+    assert "every pair of the same benchmark x model: toy / mock, 10 pairs\n" in md
+    assert "toy / mock, 10 pairs)" in render(report, "latex", ["paired"])
+
+
+def _copy_sweep(sweep: Path, dest: Path) -> Path:
+    import shutil
+
+    shutil.copytree(sweep, dest / "sweep")
+    return dest / "sweep"
+
+
+def test_out_folder_holds_exactly_what_the_command_writes(
+    sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reflexion_bench.analysis.report import MANIFEST_NAME
+
+    src = _copy_sweep(sweep, tmp_path)
+    out = tmp_path / "report"
+    args = [str(src), "--out", str(out), "--resamples", "200", "--no-write"]
+    assert report_cmd.main(args) == 0
+    capsys.readouterr()
+    listed = [
+        line
+        for line in (out / MANIFEST_NAME).read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert listed == sorted(listed) and sorted([*listed, MANIFEST_NAME]) == on_disk
+    assert "report.json" in listed and "figures/curve_toy_mock.pdf" in listed
+
+    # A file the report wrote last time and no longer writes goes (with its emptied
+    # folder); a file it never wrote stays and is named; a manifest never reaches out.
+    (out / "figures" / "old").mkdir()
+    (out / "figures" / "old" / "gone.png").write_bytes(b"stale")
+    (out / "notes.md").write_text("mine")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the report's")
+    with (out / MANIFEST_NAME).open("a") as fh:
+        fh.write("figures/old/gone.png\n../outside.txt\n" + str(outside) + "\n")
+    assert report_cmd.main(args) == 0
+    err = capsys.readouterr().err
+    assert not (out / "figures" / "old").exists()
+    assert (out / "notes.md").read_text() == "mine" and outside.read_text() == "not the report's"
+    assert "notes.md was not written by this command" in err
+    assert "outside" not in (out / MANIFEST_NAME).read_text()
+
+    # A folder written before manifests existed: the report's own names are its own.
+    (out / MANIFEST_NAME).unlink()
+    (out / "table_renamed.csv").write_text("a,b\n")
+    (out / "figures" / "curve_removed_run.pdf").write_bytes(b"%PDF-")
+    assert report_cmd.main(args) == 0
+    assert not (out / "table_renamed.csv").exists()
+    assert not (out / "figures" / "curve_removed_run.pdf").exists()
+    assert (out / "notes.md").exists() and (out / MANIFEST_NAME).is_file()
+
+
+def test_rebuild_is_byte_identical_anywhere(
+    sweep: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two copies of a study built from different folders, one with absolute paths and a
+    user's matplotlib style in force, give the same bytes (PDF and PNG included) and no
+    file names the folder it was built in."""
+    import matplotlib
+
+    builds = {}
+    for name, style in (("a", {}), ("b", {"lines.linewidth": 7.0, "font.size": 3.0})):
+        root = tmp_path / name
+        src = _copy_sweep(sweep, root)
+        if name == "a":
+            monkeypatch.chdir(root)
+            args = ["sweep", "--out", "report"]
+        else:
+            monkeypatch.chdir(tmp_path)
+            args = [str(src), "--out", str(root / "report")]
+        with matplotlib.rc_context(style):
+            assert report_cmd.main([*args, "--resamples", "200"]) == 0
+        builds[name] = {
+            p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()
+        }
+    assert sorted(builds["a"]) == sorted(builds["b"])
+    differ = [n for n in builds["a"] if builds["a"][n] != builds["b"][n]]
+    assert not differ
+    for name, data in builds["b"].items():
+        assert str(tmp_path).encode() not in data, name
+    runs = json.loads(builds["b"]["report/report.json"])["groups"][0]["runs"]
+    assert runs[0].startswith("../sweep/")
+    pdf = builds["b"]["report/figures/curve_toy_mock.pdf"]
+    assert b"CreationDate" not in pdf and b"Matplotlib" not in pdf
+    assert b"Software" not in builds["b"]["report/figures/curve_toy_mock.png"]
+
+
 def test_missing_values_are_not_guessed() -> None:
     """An imported-style log: earlier trials without verdict or tokens."""
 
