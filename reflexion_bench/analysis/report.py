@@ -220,12 +220,12 @@ def _relative_runs(report: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     names its runs as seen from where it lies, never by the absolute location of the
     folder it was built in (the same report, rebuilt in a copy elsewhere, is the same)."""
     base = os.path.abspath(out_dir)
+
+    def rel(run: str | Path) -> str:
+        return Path(os.path.relpath(os.path.abspath(run), base)).as_posix()
+
     groups = [
-        {
-            **g,
-            "runs": [Path(os.path.relpath(os.path.abspath(r), base)).as_posix() for r in g["runs"]],
-        }
-        for g in report["groups"]
+        {**g, "runs": [rel(r) for r in g["runs"]]} if "runs" in g else g for g in report["groups"]
     ]
     return {**report, "groups": groups}
 
