@@ -235,3 +235,54 @@ def test_an_error_row_is_no_verdict_and_is_judged_again(
     assert [r["status"] for r in rows] == ["error", "fail"]
     (plus,) = [r["hidden"]["extra"]["plus"] for r in with_rescore(records, run)]
     assert plus["passed"] is False and plus["source"] == RESCORE_NAME
+
+
+def test_a_sandbox_failure_is_an_error_row_and_the_run_goes_on(tmp_path: Path) -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from reflexion_bench.analysis.rescore import Judge, rescore_run
+    from reflexion_bench.sandbox.base import SandboxError
+
+    good, bad = "def f():\n    return 1\n", "def f():\n    return 2\n"
+    run = _write_run(
+        tmp_path / "run",
+        [
+            _rec("humaneval", "HumanEval/0", 1, True, good, True, True),
+            _rec("humaneval", "HumanEval/1", 1, True, bad, True, True),
+        ],
+    )
+
+    class Scorer:
+        timeout_s = 10.0
+        plus = SimpleNamespace(
+            humaneval_plus_path=str(
+                Path(__file__).resolve().parents[2]
+                / "reflexion_bench/data/humaneval_plus_inputs.jsonl.gz"
+            ),
+            mbpp_plus_path=None,
+            min_call_s=1.0,
+            time_factor=4.0,
+            reference_limit_s=10.0,
+        )
+
+        def timeout_for(self, task: Any) -> float:
+            return 10.0
+
+        async def run_plus(self, sandbox: Any, task: Any, program: str, base: Any) -> dict:
+            if program == bad:
+                raise SandboxError("the judge never started")
+            return {"passed": True, "status": "pass", "detail": "", "inputs": 3}
+
+    tasks = {t: SimpleNamespace(id=t) for t in ("HumanEval/0", "HumanEval/1")}
+    judge = Judge("humaneval", tasks, Scorer(), sandbox=None)
+    res = asyncio.run(rescore_run(run, judge))
+    assert (res.judged, res.errors) == (1, 1)
+    rows = {r["task_id"]: r for r in read_rows(run)}
+    assert rows["HumanEval/0"]["status"] == "pass"
+    err = rows["HumanEval/1"]
+    assert (err["status"], err["passed"], err["verdict"]) == ("error", None, None)
+    assert "SandboxError: the judge never started" in err["detail"]
+    # The next run judges only the errored program again.
+    res = asyncio.run(rescore_run(run, judge))
+    assert (res.skipped, res.errors) == (1, 1)
