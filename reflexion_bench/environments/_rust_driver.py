@@ -50,6 +50,8 @@ from reflexion_bench.sandbox._box import (
     box_identity,
     candidate_limits,
     non_dumpable,
+    tree_cpu_s,
+    wall_backstop,
 )
 
 # host only: end
@@ -85,7 +87,9 @@ def tail(text: str, limit: int = 1500) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def limiter(memory_mb: Any, candidate: bool = False, cpu_s: float = 30) -> Callable[[], None]:
+def limiter(
+    memory_mb: Any, candidate: bool = False, cpu_s: float = 30, kernel_factor: float = 2.0
+) -> Callable[[], None]:
     """A preexec hook: own session (so a timeout kills the whole group), and an
     address-space limit (only ever lowered: the sandbox's own limit still holds).
     ``candidate``: the program is the model's binary: every limit, the candidate uid
@@ -95,7 +99,10 @@ def limiter(memory_mb: Any, candidate: bool = False, cpu_s: float = 30) -> Calla
         os.setsid()
         if candidate:
             # 32 MB of output files: the results of one group travel there (16 MB).
-            lim = {"memory_mb": memory_mb, "cpu_s": int(cpu_s) + 1, "file_size_mb": 32}
+            # The kernel's CPU limit is a backstop where the driver stops the run at cpu_s
+            # itself (``kernel_factor`` 2); a served program is stopped by it (1).
+            kernel_cpu = max(1, round(kernel_factor * cpu_s))
+            lim = {"memory_mb": memory_mb, "cpu_s": kernel_cpu, "file_size_mb": 32}
             become_candidate(*box_identity(), candidate_limits(lim))
             if os.path.isdir("box"):
                 os.chdir("box")  # its own writable dir, not this driver's files
@@ -133,7 +140,10 @@ def run(
     stdout_limit: int = 20000,
     candidate: bool = False,
 ) -> dict[str, Any]:
-    """Run argv in its own session; kill the whole group on timeout.
+    """Run argv in its own session; kill the whole group on timeout: past ``timeout``
+    seconds of its CPU time (its processes', as the kernel accounts them), or past the
+    wall backstop (``_box.wall_backstop``: a program that sleeps or blocks). So that a
+    step's verdict does not depend on how busy the machine is.
 
     Output goes to files, not pipes: a process that escaped the group and still holds
     a pipe cannot keep this driver waiting, and a flood of output is bounded by the
@@ -141,6 +151,7 @@ def run(
     (results come first), the last 20000 of stderr (where panics are).
     """
     start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out_path, err_path, in_path = ".rb_stdout", ".rb_stderr", ".rb_stdin"
     with open(in_path, "wb") as fh:
         fh.write(stdin_data)
@@ -161,14 +172,16 @@ def run(
             )
     except (OSError, subprocess.SubprocessError) as exc:
         return {"status": "spawn_error", "code": None, "stdout": "", "stderr": str(exc), "t": 0.0}
-    try:
-        p.wait(timeout=timeout)
-        status = "exit"
-    except subprocess.TimeoutExpired:
+    clock = _wait_cpu(p, timeout, start)
+    status = "exit"
+    if clock is not None:
         with contextlib.suppress(OSError):
             os.killpg(p.pid, signal.SIGKILL)
         p.wait()
         status = "timeout"
+    # The run's CPU time: what the reaped child (and the children it reaped) used.
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     stdout = _read(out_path, stdout_limit)
     stderr = _read(err_path, 10_000_000)[-20000:]
     if status == "exit" and p.returncode != 0 and any(m in stderr for m in MEMORY_MARKERS):
@@ -179,7 +192,36 @@ def run(
         "stdout": stdout,
         "stderr": stderr,
         "t": time.monotonic() - start,
+        "cpu": round(cpu, 3),
+        "clock": clock,
     }
+
+
+def _wait_cpu(p: subprocess.Popen[bytes], cpu_s: float, start: float) -> str | None:
+    """Wait for ``p``: None when it ended within ``cpu_s`` seconds of CPU and the wall
+    backstop, ``"cpu"`` or ``"wall"`` when it ran out of one first. /proc is read only
+    when the limit may have been reached (one thread's CPU time grows no faster than
+    wall time); where /proc cannot tell, wall time counts as CPU."""
+    deadline = start + wall_backstop(cpu_s)
+    seen_at, used = start, 0.0
+    while True:
+        now = time.monotonic()
+        wait = max(0.0, min(deadline - now, cpu_s - (used + now - seen_at), 1.0))
+        if wait > 0:
+            try:
+                p.wait(timeout=wait)
+                return None
+            except subprocess.TimeoutExpired:
+                pass
+        now = time.monotonic()
+        got = tree_cpu_s(p.pid)
+        used, seen_at = (now - start if got is None else got), now
+        if p.poll() is not None:
+            return None
+        if now >= deadline:
+            return "wall"
+        if used > cpu_s:
+            return "cpu"
 
 
 def panic_text(stderr: str) -> str:
@@ -424,6 +466,8 @@ def mode_calls() -> None:
             "status": r["status"],
             "code": r["code"],
             "t": round(r["t"], 3),
+            "cpu": r["cpu"],
+            "clock": r["clock"],
             "results": found,
             "stray": stray[:10],
             "panic": assert_output(r["stderr"]) if r["code"] == 101 else panic_text(r["stderr"]),
@@ -478,6 +522,8 @@ def mode_judge() -> None:
             "code": r["code"],
             "passed": passed,
             "t": round(r["t"], 3),
+            "cpu": r["cpu"],
+            "clock": r["clock"],
             "detail": detail,
             "short": short or detail,
         }
@@ -535,8 +581,9 @@ def mode_serve() -> None:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err_file,
+            # Its CPU time limit is the kernel's (SIGXCPU): the check calls it many times.
             preexec_fn=limiter(
-                SPEC.get("run_memory_mb"), True, float(SPEC.get("run_timeout_s", 10))
+                SPEC.get("run_memory_mb"), True, float(SPEC.get("run_timeout_s", 10)), 1.0
             ),
             env=child_env(),
         )
@@ -562,7 +609,11 @@ def mode_serve() -> None:
         with open("stderr.txt", encoding="utf-8", errors="replace") as fh:
             err = fh.read()
         status = "fail"
-        if any(m in err for m in MEMORY_MARKERS):
+        if proc.returncode == -signal.SIGXCPU:
+            status = "timeout"
+            limit = float(SPEC.get("run_timeout_s", 10))
+            detail = f"timed out after {limit:g}s of CPU time on call {calls[0]}"
+        elif any(m in err for m in MEMORY_MARKERS):
             detail = f"memory limit exceeded on call {calls[0]}"
         else:
             detail = (

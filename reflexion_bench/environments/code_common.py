@@ -73,6 +73,8 @@ class TestOutcome:
     test: str
     status: str
     output: str = ""
+    #: After a timeout: ``timeout_confirmed`` and ``timing`` (see judge.JudgeVerdict).
+    timing: dict[str, Any] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -95,6 +97,9 @@ class HiddenOutcome:
     status: str
     detail: str = ""
     duration_s: float = 0.0
+    #: How the time limit went, for the log: ``cpu_s`` (the candidate's CPU time),
+    #: ``timeout_confirmed`` and ``timing`` after a timeout (see judge.JudgeVerdict).
+    timing: dict[str, Any] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:

@@ -22,7 +22,7 @@ from reflexion_bench.environments.code_common import (
     ParsedTests,
     TestOutcome,
 )
-from reflexion_bench.judge import check_self_test, judge_hidden, judge_self_tests
+from reflexion_bench.judge import check_self_test, judge_hidden, judge_self_tests, timing_fields
 from reflexion_bench.sandbox.base import Sandbox
 
 _FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
@@ -429,7 +429,10 @@ class PythonLanguage(CodeLanguage):
             timeout_s=timeout_s,
             candidate_prelude=self.prelude,
         )
-        return [TestOutcome(t, v.status, v.output) for t, v in zip(tests, verdicts, strict=True)]
+        return [
+            TestOutcome(t, v.status, v.output, dict(v.extra))
+            for t, v in zip(tests, verdicts, strict=True)
+        ]
 
     async def run_hidden(
         self, sandbox: Sandbox, program: str, task: Task, timeout_s: float
@@ -451,7 +454,9 @@ class PythonLanguage(CodeLanguage):
             recursion_limit=task.data.get("recursion_limit", self.recursion_limit),
             stack_mb=task.data.get("thread_stack_mb", self.thread_stack_mb),
         )
-        return HiddenOutcome(verdict.status, verdict.detail, verdict.duration_s)
+        return HiddenOutcome(
+            verdict.status, verdict.detail, verdict.duration_s, timing_fields(verdict)
+        )
 
 
 def _unittest_to_assert(stmt: ast.stmt) -> ast.Assert | None:

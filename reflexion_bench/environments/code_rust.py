@@ -63,6 +63,8 @@ from reflexion_bench.environments.rust_judge import (
     plan_test_file,
 )
 from reflexion_bench.environments.rust_serve import RustFn, serve_main
+from reflexion_bench.judge import CONFIRM_FACTOR
+from reflexion_bench.sandbox._box import wall_backstop
 from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox, SandboxError
 from reflexion_bench.sandbox.shipping import shipped
 
@@ -363,7 +365,7 @@ class RustLanguage(CodeLanguage):
         }
 
     async def _exec(
-        self, sandbox: Sandbox, spec: dict[str, Any], wall_s: float
+        self, sandbox: Sandbox, spec: dict[str, Any], wall_s: float, fresh: bool = False
     ) -> tuple[dict[str, Any] | None, ExecResult]:
         """Run the driver on ``spec``; its report (None if it never reported), and the
         result. Raises :class:`SandboxError` if the driver never started (never said
@@ -383,6 +385,7 @@ class RustLanguage(CodeLanguage):
             ),
             # Harness code: the judge uid; the model's binaries run as candidates.
             trusted=True,
+            fresh=fresh,
         )
         result = await sandbox.exec(request)
         verdict = None
@@ -425,7 +428,9 @@ class RustLanguage(CodeLanguage):
             codec=RUST_DECODER,
             runtime=JUDGE_RUNTIME,
         )
-        report, result = await self._exec(sandbox, spec, 2 * self.compile_timeout_s + 10.0)
+        report, result = await self._exec(
+            sandbox, spec, 2 * wall_backstop(self.compile_timeout_s) + 10.0
+        )
         if report is None or "tests" not in report:
             raise SandboxError(f"the Rust judge was not built: {_exec_failure(report, result)}")
         self._judge_cache[key] = report
@@ -441,6 +446,7 @@ class RustLanguage(CodeLanguage):
         task: Task | None,
         timeout_s: float,
         hidden: bool,
+        fresh: bool = False,
     ) -> tuple[list[Verdict | None], str | None]:
         """Run the plan's calls on ``program``, then the trusted judge on their results
         (see :mod:`rust_judge`): the candidate's execution and the judge's build run
@@ -451,10 +457,11 @@ class RustLanguage(CodeLanguage):
         live = [g for g in range(n) if plan.groups[g]]
         spec = self._spec("calls", program, task, **plan.spec(), codec=RUST_ENCODER)
         spec["run_timeout_s"] = timeout_s
-        # Up to two builds and every group's run.
-        wall = 2 * self.compile_timeout_s + timeout_s * len(live) + 10.0
+        # Up to two builds and every group's run, each with its own wall backstop (the
+        # driver limits each by CPU time: see _rust_driver.run).
+        wall = 2 * wall_backstop(self.compile_timeout_s) + len(live) * wall_backstop(timeout_s) + 10
         (report, result), build = await asyncio.gather(
-            self._exec(sandbox, spec, wall), self._judge_build(sandbox, plan)
+            self._exec(sandbox, spec, wall, fresh), self._judge_build(sandbox, plan)
         )
         if report is None or "groups" not in report:
             return [], _exec_failure(report, result)
@@ -498,8 +505,8 @@ class RustLanguage(CodeLanguage):
             jspec = self._spec(
                 "judge", "", None, binary=build["binary"], inputs=inputs, run_timeout_s=timeout_s
             )
-            jwall = timeout_s * len(to_judge) + 10.0
-            jreport, jresult = await self._exec(sandbox, jspec, jwall)
+            jwall = len(to_judge) * wall_backstop(timeout_s) + 10.0
+            jreport, jresult = await self._exec(sandbox, jspec, jwall, fresh)
             if jreport is None or "tests" not in jreport:
                 raise SandboxError(
                     f"the Rust judge did not report: {_exec_failure(jreport, jresult)}"
@@ -525,6 +532,33 @@ class RustLanguage(CodeLanguage):
         entry_point: str,
         timeout_s: float,
     ) -> list[TestOutcome]:
+        """The self-tests' verdicts; those that time out are run once more on a fresh
+        worker with CONFIRM_FACTOR times the limit (see judge.JudgeVerdict)."""
+        out = await self._run_tests_once(sandbox, program, tests, entry_point, timeout_s, False)
+        again = [i for i, o in enumerate(out) if o.status == "timeout"]
+        if not again:
+            return out
+        second = await self._run_tests_once(
+            sandbox, program, [tests[i] for i in again], entry_point,
+            timeout_s * CONFIRM_FACTOR, True,
+        )  # fmt: skip
+        for i, o in zip(again, second, strict=True):
+            o.timing = {
+                "timeout_confirmed": o.status == "timeout",
+                "timing": {"first": {"detail": out[i].output}, "confirm_factor": CONFIRM_FACTOR},
+            }
+            out[i] = o
+        return out
+
+    async def _run_tests_once(
+        self,
+        sandbox: Sandbox,
+        program: str,
+        tests: list[str],
+        entry_point: str,
+        timeout_s: float,
+        fresh: bool,
+    ) -> list[TestOutcome]:
         if not tests:
             return []
         # The return type comes from the program's own signature (run_tests gets no
@@ -547,7 +581,9 @@ class RustLanguage(CodeLanguage):
             return [TestOutcome(t, "fail" if not declared else "dropped", why) for t in tests]
         plan = plan_self_tests(tests, entry_point, ret)
         try:
-            verdicts, failure = await self._judged(sandbox, program, plan, None, timeout_s, False)
+            verdicts, failure = await self._judged(
+                sandbox, program, plan, None, timeout_s, False, fresh
+            )
         except _NoCompiler as exc:
             return [TestOutcome(t, "error", f"not run: {exc}") for t in tests]
         if failure is not None:
@@ -576,9 +612,33 @@ class RustLanguage(CodeLanguage):
     async def run_hidden(
         self, sandbox: Sandbox, program: str, task: Task, timeout_s: float
     ) -> HiddenOutcome:
+        """The hidden tests' verdict; a timeout is confirmed by a second run on a fresh
+        worker with CONFIRM_FACTOR times the limit (see judge.JudgeVerdict)."""
+        first = await self._run_hidden_once(sandbox, program, task, timeout_s, False)
+        if first.status != "timeout":
+            return first
+        again = await self._run_hidden_once(
+            sandbox, program, task, timeout_s * CONFIRM_FACTOR, True
+        )
+        again.duration_s += first.duration_s
+        again.timing = {
+            **again.timing,
+            "timeout_confirmed": again.status == "timeout",
+            "timing": {"first": {"detail": first.detail}, "confirm_factor": CONFIRM_FACTOR},
+        }
+        if again.status != "timeout":
+            again.detail = (
+                f"{again.detail} (a first run timed out: {first.detail}; re-judged with "
+                f"{CONFIRM_FACTOR:g}x the limit on a fresh worker)"
+            ).strip()
+        return again
+
+    async def _run_hidden_once(
+        self, sandbox: Sandbox, program: str, task: Task, timeout_s: float, fresh: bool
+    ) -> HiddenOutcome:
         start = time.monotonic()
         if task.data.get("hidden_kind") == "python_check":
-            return await self._run_served(sandbox, program, task, timeout_s)
+            return await self._run_served(sandbox, program, task, timeout_s, fresh)
         entry = str(task.data["entry_point"])
         try:
             declared = parse_signature(task.prompt, entry).ret
@@ -592,7 +652,9 @@ class RustLanguage(CodeLanguage):
             # Never a pass: a test the judge cannot take apart is not run at all.
             return HiddenOutcome("error", f"the Rust judge cannot split this task's test: {exc}")
         try:
-            verdicts, failure = await self._judged(sandbox, program, plan, task, timeout_s, True)
+            verdicts, failure = await self._judged(
+                sandbox, program, plan, task, timeout_s, True, fresh
+            )
         except _NoCompiler as exc:
             return HiddenOutcome("error", str(exc), time.monotonic() - start)
         took = time.monotonic() - start
@@ -604,7 +666,7 @@ class RustLanguage(CodeLanguage):
         return HiddenOutcome(v.status, v.output, took)
 
     async def _run_served(
-        self, sandbox: Sandbox, program: str, task: Task, timeout_s: float
+        self, sandbox: Sandbox, program: str, task: Task, timeout_s: float, fresh: bool = False
     ) -> HiddenOutcome:
         try:
             fn = parse_signature(task.prompt, str(task.data["entry_point"]))
@@ -618,8 +680,8 @@ class RustLanguage(CodeLanguage):
             check=str(task.data.get("test", "")),
             run_timeout_s=timeout_s,
         )
-        wall = self.compile_timeout_s + timeout_s + 10.0
-        verdict, result = await self._exec(sandbox, spec, wall)
+        wall = wall_backstop(self.compile_timeout_s) + wall_backstop(timeout_s) + 10.0
+        verdict, result = await self._exec(sandbox, spec, wall, fresh)
         if verdict is not None and "status" in verdict:
             return HiddenOutcome(
                 str(verdict["status"]), str(verdict.get("detail", "")), result.duration_s

@@ -627,13 +627,25 @@ class Verdict:
     output: str = ""
 
 
+def timeout_text(run: dict[str, Any]) -> str:
+    """How a run of the driver timed out: past its CPU limit, or still running at the
+    wall backstop (a program that sleeps or blocks)."""
+    wall = float(run.get("t", 0.0) or 0.0)
+    cpu = run.get("cpu")
+    if run.get("clock") == "wall" and isinstance(cpu, (int, float)):
+        return f"timed out: still running after {wall:.1f}s of wall time (backstop), {cpu:.2f}s CPU"
+    if isinstance(cpu, (int, float)):
+        return f"timed out after {cpu:.2f}s of CPU time ({wall:.1f}s wall)"
+    return f"timed out after {wall:.1f}s"
+
+
 def candidate_failure(group: dict[str, Any], missing: int | None, hidden: bool) -> Verdict:
     """Why the candidate's calls stopped before result ``missing``: its own failure."""
     status = str(group.get("status"))
     code = group.get("code")
     at = f" on call {missing + 1}" if missing is not None else ""
     if status == "timeout":
-        return Verdict("timeout", f"timed out after {float(group.get('t', 0.0)):.1f}s{at}")
+        return Verdict("timeout", timeout_text(group) + at)
     if status == "memory":
         return Verdict("fail" if hidden else "error", f"memory limit exceeded{at}")
     if status == "spawn_error":
@@ -682,9 +694,7 @@ def combine(
             failed.status, failed.output.replace("without answering", "after its last call")
         )
     if jstatus == "timeout":
-        return Verdict(
-            "timeout", f"the test's own code timed out after {judged.get('t', 0.0):.1f}s"
-        )
+        return Verdict("timeout", "the test's own code " + timeout_text(judged))
     if jcode == JUDGE_EXIT_MISSING:
         return candidate_failure(group, first_missing, hidden)
     if jcode == JUDGE_EXIT_MALFORMED:

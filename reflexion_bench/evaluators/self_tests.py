@@ -144,7 +144,7 @@ class SelfTestEvaluator:
             state.sandbox, attempt.candidate, tests, entry_point_of(state.task), self.test_timeout_s
         )
         details["results"] = [
-            {"test": o.test, "status": o.status, "output": o.output} for o in outcomes
+            {"test": o.test, "status": o.status, "output": o.output, **o.timing} for o in outcomes
         ]
         details["n_passed"] = sum(o.passed for o in outcomes)
         # A test the judge refused to evaluate (a computation bomb) says nothing about

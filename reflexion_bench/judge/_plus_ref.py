@@ -10,7 +10,10 @@ base64 ``marshal`` of a list of argument tuples), calls the reference on a deep 
 each input under a per-input time cap and prints one line per input, the marker then a
 base64 ``marshal`` of its record: ``("ok", output, seconds)``, ``("exc", name,
 seconds)``, ``("timeout", None, cap)`` or ``("unsupported", type name, seconds)`` (an
-output that cannot cross as plain data). With ``not_none`` the output recorded is
+output that cannot cross as plain data). Seconds and the cap are CPU time of this
+process (``time.process_time``), so that the candidates' limits derived from them do
+not depend on how busy the machine was when the reference ran; wall time is only a
+backstop (ten times the cap, plus five seconds). With ``not_none`` the output recorded is
 whether the reference returned something other than None (MBPP+'s ``re.Match`` tasks).
 
 Only trusted code runs here (the benchmark's reference solution); the sandbox is there
@@ -89,31 +92,35 @@ def main():
     ns = {"__name__": "__reference__"}
     exec(compile(spec["program"], "reference.py", "exec"), ns)
     fn = ns[spec["entry_point"]]
-    signal.signal(signal.SIGALRM, _alarm)
-    # A reference stuck in C code (building a list of millions of tuples) never sees
-    # SIGALRM: a CPU timer with the default action ends the process instead. Records go
-    # out one line at a time, so the host keeps those written and resumes after the input
-    # that killed the process.
-    signal.signal(signal.SIGPROF, signal.SIG_DFL)
+    # The cap is CPU time (user + system: ITIMER_PROF), raised as _Timeout. A reference
+    # stuck in C code (building a list of millions of tuples) never runs a handler: a
+    # user-CPU timer with the default action ends the process at twice the cap, and a
+    # wall timer ten times later (a reference that sleeps). Records go out one line at a
+    # time, so the host keeps those written and resumes after the input that ended it.
+    signal.signal(signal.SIGPROF, _alarm)
+    signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
     total = 0
     for args in inputs:
         args = copy.deepcopy(args)
-        start = time.perf_counter()
+        start = time.process_time()
         try:
-            signal.setitimer(signal.ITIMER_REAL, cap)
-            signal.setitimer(signal.ITIMER_PROF, 2 * cap + 1)
+            signal.setitimer(signal.ITIMER_PROF, cap)
+            signal.setitimer(signal.ITIMER_VIRTUAL, 2 * cap + 1)
+            signal.setitimer(signal.ITIMER_REAL, 10 * cap + 5)
             try:
                 out = fn(*args)
             finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
                 signal.setitimer(signal.ITIMER_PROF, 0)
+                signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+                signal.setitimer(signal.ITIMER_REAL, 0)
         except _Timeout:
             _emit(("timeout", None, cap))
             continue
         except BaseException as exc:
-            _emit(("exc", type(exc).__name__, time.perf_counter() - start))
+            _emit(("exc", type(exc).__name__, time.process_time() - start))
             continue
-        took = time.perf_counter() - start
+        took = time.process_time() - start
         if not_none:
             out = out is not None
         try:

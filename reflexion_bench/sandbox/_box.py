@@ -378,3 +378,79 @@ def box_identity() -> tuple[int | None, int | None]:
     if uid.isdigit() and gid.isdigit():
         return int(uid), int(gid)
     return None, None
+
+
+# --------------------------------------------------------------------------- CPU time
+#
+# A candidate's time limit is CPU time, read from the kernel's accounting of the
+# candidate's processes (``/proc/<pid>/stat``: readable across uids, also for a
+# non-dumpable process), never the candidate's own report: on a busy machine wall time
+# stretches while the work a program does stays the same, and a verdict must not
+# depend on the load. Wall time is kept only as a generous backstop (a program that
+# sleeps or blocks uses no CPU).
+
+#: A call's wall-clock backstop: this many times its CPU limit, plus WALL_SLACK_S. Eight
+#: busy processes beside a judgment on 2 cores stretch its wall time ~5x.
+WALL_FACTOR = 10.0
+WALL_SLACK_S = 5.0
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def wall_backstop(cpu_s: float) -> float:
+    """The wall-clock seconds a step with ``cpu_s`` seconds of CPU may take at most."""
+    return float(cpu_s) * WALL_FACTOR + WALL_SLACK_S
+
+
+def _stat_ticks(pid: int | str, reaped: bool = True) -> int | None:
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # Fields after the parenthesised command (which may itself hold spaces or ")").
+    fields = data[data.rfind(b")") + 2 :].split()
+    try:
+        ticks = int(fields[11]) + int(fields[12])  # utime, stime (all threads)
+        if reaped:
+            ticks += int(fields[13]) + int(fields[14])  # reaped children
+    except (IndexError, ValueError):
+        return None
+    return ticks
+
+
+def _children(pid: int | str) -> list:
+    out: list = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:  # a child forked by any thread (the big-stack thread) is listed there
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                out.extend(fh.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def tree_cpu_s(pid: int | str) -> float | None:
+    """CPU seconds (user + system) used by process ``pid``, its threads, its reaped
+    children and its live children and grandchildren (a self-test runs in a fork of the
+    candidate); None when ``/proc`` cannot tell (no /proc, the process is gone)."""
+    total = _stat_ticks(pid)
+    if total is None:
+        return None
+    for child in _children(pid)[:64]:
+        t = _stat_ticks(child.decode())
+        if t is not None:
+            total += t
+        for grandchild in _children(child.decode())[:64]:
+            t = _stat_ticks(grandchild.decode())
+            if t is not None:
+                total += t
+    return total / _TICK

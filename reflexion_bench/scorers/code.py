@@ -114,7 +114,7 @@ class CodeScorer:
                 "inputs": len(suite.inputs),
             }
         cases, dropped = await self.plus.cases(sandbox, suite)
-        from reflexion_bench.judge import judge_plus
+        from reflexion_bench.judge import judge_plus, timing_fields
 
         v = await judge_plus(
             sandbox,
@@ -135,6 +135,7 @@ class CodeScorer:
             "dropped": dropped,
             "duration_s": round(v.duration_s, 3),
             "reference": suite.reference_name,
+            **timing_fields(v),
         }
         if v.failed_input is not None:
             out["failed_input"] = v.failed_input
@@ -142,7 +143,7 @@ class CodeScorer:
 
     async def score(self, state: TaskState, attempt: Attempt) -> Score:
         base = await self.run(state.sandbox, state.task, attempt.candidate)
-        extra: dict[str, Any] = {"duration_s": round(base.duration_s, 3)}
+        extra: dict[str, Any] = {"duration_s": round(base.duration_s, 3), **base.timing}
         if self.tests != "base":
             extra["plus"] = await self.run_plus(state.sandbox, state.task, attempt.candidate, base)
         if self.tests != "plus":  # base and both: the headline verdict stays on the base tests

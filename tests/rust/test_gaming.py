@@ -77,6 +77,9 @@ async def test_specific_failure_reasons(
     assert out.status == "fail" and "result lines for calls it was not making" in out.detail
     out = await hidden(rust, sandbox, task, GAMING["infinite_loop"])
     assert out.status == "timeout"
+    # Confirmed on a fresh worker with twice the limit; stopped by its CPU time.
+    assert out.timing["timeout_confirmed"] is True, out.timing
+    assert "of CPU time" in out.detail and "of CPU time" in out.timing["timing"]["first"]["detail"]
     out = await hidden(rust, sandbox, task, GAMING["exit0_in_panic_hook"])
     # The hook lives in the candidate's process; the asserts run in the judge's.
     assert out.status == "fail" and "left" in out.detail and "right" in out.detail
