@@ -700,6 +700,7 @@ def audit_paper(
         for g in GAINS
         if not any((p.a, p.b) == (g.a, g.b) for p in PAIRS)
     ]
+    _holm_pairs(pairs)
     result = {
         "generated_by": "reflexion-bench audit-paper",
         "command": command,
@@ -839,6 +840,18 @@ def _paired_test(a: list[bool], b: list[bool]) -> dict[str, Any]:
         "p_value": m.p_value,
         "diff": ci.to_dict(),
     }
+
+
+def _holm_pairs(pairs: list[dict[str, Any]]) -> None:
+    """Holm-adjusted p-values, one family per kind of verdict (``logged``, ``rescored``,
+    ``rescored_plus``): every paired test the audit makes on those verdicts."""
+    from reflexion_bench.analysis.equal_budget import holm
+
+    for key in ("logged", "rescored", "rescored_plus"):
+        tests = [p[key] for p in pairs if p.get(key)]
+        for t, adj in zip(tests, holm([float(t["p_value"]) for t in tests]), strict=True):
+            t["p_holm"] = adj
+            t["holm_family"] = len(tests)
 
 
 def _pair_row(
@@ -1003,10 +1016,18 @@ def render_markdown(result: dict[str, Any]) -> str:
         "a vs b on the same tasks: counts solved, discordant tasks (only a / only b), the "
         "exact McNemar p-value (two-sided binomial test on the discordant tasks) and a "
         "paired bootstrap 95% interval of the difference a - b (10,000 resamples of tasks, "
-        "seed 0).",
+        "seed 0). `Holm p`: the McNemar p adjusted by Holm's method over every pair "
+        "tested on the same kind of verdict (one family each for logged, rescored and "
+        "rescored_plus; family sizes: "
+        + ", ".join(
+            f"{key} {n}"
+            for key in ("logged", "rescored", "rescored_plus")
+            if (n := sum(1 for p in result["pairs"] if p.get(key)))
+        )
+        + ").",
         "",
-        "| pair | verdicts | a | b | n | a solved | b solved | only a | only b | McNemar p | diff % [95% CI] |",
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| pair | verdicts | a | b | n | a solved | b solved | only a | only b | McNemar p | Holm p | diff % [95% CI] |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for p in result["pairs"]:
         for key in ("logged", "rescored", "rescored_plus"):
@@ -1019,7 +1040,8 @@ def render_markdown(result: dict[str, Any]) -> str:
             lines.append(
                 f"| {p['id']} | {label} | {p['a']} | {p['b']} | {t['n']} | {t['a_count']} | "
                 f"{t['b_count']} | {t['only_a']} | {t['only_b']} | {t['p_value']:.3g} | "
-                f"{100 * d['estimate']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}] |"
+                + (f"{t['p_holm']:.3g} | " if "p_holm" in t else " | ")
+                + f"{100 * d['estimate']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}] |"
             )
     notes = [p for p in result["pairs"] if p.get("note")]
     if notes:

@@ -247,13 +247,21 @@ async def score_samples(
         except Exception as exc:  # one sample's scoring failure is that sample's error
             return _error(task_id, f"line {lineno}: scoring failed: {type(exc).__name__}: {exc}")
         duration = float(score.extra.get("duration_s", time.perf_counter() - started))
-        return {
+        out = {
             "task_id": task_id,
             "passed": bool(score.passed),
             "status": score.status,
             "duration_s": round(duration, 3),
             "detail": score.detail,
         }
+        # The headline verdict's time account: the plus tests' when they decide it
+        # (``scorer.tests=plus`` keeps the base verdict under ``base``).
+        plus = score.extra.get("plus")
+        timed = plus if "base" in score.extra and isinstance(plus, Mapping) else score.extra
+        for key in ("cpu_s", "timeout_confirmed", "timing"):
+            if key in timed:
+                out[key] = timed[key]
+        return out
 
     async def tracked(item: Any, index: int) -> dict[str, Any]:
         result = await one(item, index)

@@ -482,3 +482,24 @@ def test_report_paper_on_an_imported_log_shows_only_its_rows(
     md = render(report, "md")
     assert "published: Shinn et al. 2023 (Table 3)" in md
     assert "mbpp" not in md
+
+
+def test_paired_p_values_are_holm_adjusted_per_kind_of_verdict(
+    audited: tuple[Path, dict[str, Any]],
+) -> None:
+    """Every paired test carries Holm's adjustment over its family (the audit's tests on
+    the same kind of verdict), computed here by hand from the raw p-values."""
+    _, result = audited
+    for key in ("logged", "rescored", "rescored_plus"):
+        tests = [p[key] for p in result["pairs"] if p.get(key)]
+        if not tests:
+            continue
+        m = len(tests)
+        order = sorted(range(m), key=lambda i: tests[i]["p_value"])
+        running = 0.0
+        for rank, i in enumerate(order):
+            running = max(running, min(1.0, (m - rank) * tests[i]["p_value"]))
+            assert tests[i]["p_holm"] == pytest.approx(running), (key, i)
+            assert tests[i]["holm_family"] == m
+    md = audit.render_markdown(result)
+    assert "| McNemar p | Holm p |" in md
