@@ -7,14 +7,14 @@ from ``../shared/data``) with the plain command
     reflexion-bench evaluate --benchmark mbpp --samples S --set scorer.tests=plus
 
 once without added load (``no_load``), then ``--repeats`` times beside ``--load``
-CPU-bound processes (``while True: pass``, at the command's own priority) on the same
-cores, and compares every verdict (status per program) with the first. The machine's
+CPU-bound processes (``while True: pass``, at the command's own priority, each in its
+own session) on the same cores, and compares every verdict (status per program) with the first. The machine's
 load average at the start and end of each run is recorded (other work on the machine
 adds to both conditions). A timeout must be a timeout in
 every condition, confirmed (``timeout_confirmed``), and nothing else may change.
 
-Resumable: each run's results file is kept under ``--work`` and reused; the summary goes
-to ``--out`` (JSON) and stdout.
+Resumable: each run's results file (our verdicts, not the programs) is kept under
+``--work`` and reused; the summary goes to ``--out`` (JSON) and stdout.
 
     python scripts/check_load_independence.py [--data ../shared/data] [--repeats 3]
         [--load 8] [--work results/plus-tests/load_runs]
@@ -30,6 +30,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -69,7 +70,12 @@ def verdicts(path: Path) -> list[dict[str, Any]]:
 
 
 def start_load(n: int) -> list[subprocess.Popen[bytes]]:
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    """``n`` busy processes, each in a session of its own: with the kernel's autogroup
+    scheduling (``/proc/sys/kernel/sched_autogroup_enabled``) processes of one session
+    share one session's CPU, so eight loops started from one shell barely slow the
+    sandbox's workers (each in its own session); eight sessions do (about fivefold)."""
+    cmd = [sys.executable, "-c", "while True: pass"]
+    return [subprocess.Popen(cmd, start_new_session=True) for _ in range(n)]
 
 
 def stop_load(procs: list[subprocess.Popen[bytes]]) -> None:
@@ -103,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     for name, rel in LOGS.items():
         slug = name.replace(" ", "_").replace("-", "_")
-        samples = samples_of(root / rel, args.work / f"{slug}.samples.jsonl")
+        # The samples are the shared log's programs: a scratch file, never committed.
+        samples = samples_of(root / rel, Path(tempfile.gettempdir()) / f"rb_{slug}.samples.jsonl")
         runs: dict[str, list[dict[str, Any]]] = {}
         walls: dict[str, Any] = {}
         for cond in ["no_load"] + [f"loaded_{i + 1}" for i in range(args.repeats)]:
@@ -135,13 +142,21 @@ def main(argv: list[str] | None = None) -> int:
         timeouts = sorted({q["task_id"] for q in quiet if q["status"] == "timeout"})
         summary["logs"][name] = {
             "programs": len(quiet),
-            "statuses_quiet": dict(sorted(Counter(q["status"] for q in quiet).items())),
-            "passed_quiet": sum(bool(q["passed"]) for q in quiet),
+            "statuses_no_load": dict(sorted(Counter(q["status"] for q in quiet).items())),
+            "passed_no_load": sum(bool(q["passed"]) for q in quiet),
             "passed_loaded": [
-                sum(bool(r["passed"]) for r in runs[c]) for c in runs if c != "quiet"
+                sum(bool(r["passed"]) for r in runs[c]) for c in runs if c != "no_load"
             ],
-            "wall_s": walls,
-            "timeouts_quiet": timeouts,
+            "runs": walls,
+            "timeouts_no_load": timeouts,
+            "timeouts_confirmed": sorted(
+                {
+                    r["task_id"]
+                    for rows in runs.values()
+                    for r in rows
+                    if r["status"] == "timeout" and r.get("timeout_confirmed") is True
+                }
+            ),
             "verdicts_that_differ": diffs,
         }
         print(

@@ -212,3 +212,28 @@ def test_agrees_with_the_verdicts_of_published_reflexion_runs(shared_data: Path,
     # imported by *another* problem's solution (the original harness exec()ed every
     # program into one shared globals()); in isolation it raises NameError.
     assert set(disagree) <= {"HumanEval/133"}
+
+
+def test_results_carry_the_cpu_time_and_the_confirmed_timeout(
+    tmp_path: Path, humaneval: dict[str, Task]
+) -> None:
+    """A row says how much CPU the program used; a timeout says it was confirmed (the
+    second judgment, twice the limit, timed out too) and what each run's clock said."""
+    t0 = humaneval["HumanEval/0"]
+    loop = "def has_close_elements(numbers, threshold):\n    while True:\n        pass\n"
+    samples = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            {"task_id": t0.id, "completion": t0.data["canonical_solution"]},
+            {"task_id": t0.id, "solution": loop},
+        ],
+    )
+    out = tmp_path / "r.jsonl"
+    args = ["--benchmark", "humaneval", "--samples", str(samples), "--out", str(out)]
+    assert main([*args, "--timeout", "0.5"]) == 0
+    ok, hang = read_jsonl(out)
+    assert ok["status"] == "pass" and isinstance(ok["cpu_s"], float)
+    assert "timeout_confirmed" not in ok
+    assert hang["status"] == "timeout" and hang["timeout_confirmed"] is True
+    assert hang["timing"]["clock"] == "cpu" and hang["timing"]["limit_s"] == 1.0
+    assert hang["timing"]["first"]["limit_s"] == 0.5

@@ -33,9 +33,11 @@ async def sandbox() -> AsyncIterator[Sandbox]:
 
 @pytest.fixture
 def load() -> Iterator[None]:
-    """Eight CPU-bound processes at the judgment's own priority: on this 2-core machine
-    they stretch its wall time about fivefold."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(8)]
+    """Eight CPU-bound processes at the judgment's own priority, each in a session of its
+    own (the kernel's autogroup scheduling would otherwise share one session's CPU among
+    them): on this 2-core machine they stretch a judgment's wall time about fivefold."""
+    cmd = [sys.executable, "-c", "while True: pass"]
+    procs = [subprocess.Popen(cmd, start_new_session=True) for _ in range(8)]
     try:
         yield
     finally:
