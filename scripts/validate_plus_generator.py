@@ -2,7 +2,7 @@
 """Validate the HumanEval+ input generator on MBPP, where real extra inputs exist.
 
 For each MBPP problem that MBPP+ v1 covers, the generator of ``make_humaneval_plus.py``
-(the same mutation, contract check and time cap) makes as many inputs from MBPP+'s
+(the same mutation, contract check and counted-step caps) makes as many inputs from MBPP+'s
 ``base_input`` as MBPP+ has ``plus_input``, validated with MBPP+'s contract and
 ``canonical_solution``. Both input sets (each with the base inputs) then judge the same
 candidates: the distinct final programs of the paper's published GPT-4 MBPP runs
@@ -70,7 +70,7 @@ def _generated_inputs(
         candidates,
         [reference],
         entry,
-        1.0,
+        None,  # no time cap: the generator's caps are counted steps (see select_valid)
         "set" if entry in MBPP_SET_TASKS else "eq",
         float(row.get("atol") or 0.0),
         count,
