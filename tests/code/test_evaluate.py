@@ -65,7 +65,9 @@ def test_cli_scores_every_input_form(
     results = read_jsonl(out)
     assert [r["status"] for r in results] == ["pass", "pass", "pass", "fail", "timeout"]
     assert [r["passed"] for r in results] == [True, True, True, False, False]
-    assert set(results[0]) == {"task_id", "passed", "status", "duration_s", "detail"}
+    # The documented fields; a timeout adds how it was confirmed (see the test below).
+    assert set(results[0]) == {"task_id", "passed", "status", "duration_s", "detail", "cpu_s"}
+    assert {"timeout_confirmed", "timing"} <= set(results[4])
     assert "AssertionError" in results[3]["detail"]
     printed = capsys.readouterr().out
     assert "3/5 passed" in printed and "162 of the 164 humaneval tasks have no sample" in printed
