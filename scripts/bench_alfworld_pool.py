@@ -10,6 +10,9 @@ Prints both wall times and their ratio. The ratio is bounded by the free cores: 
 machine shared with other jobs it is lower than on an idle one.
 
     python scripts/bench_alfworld_pool.py --data ../shared/data/alfworld/v2.1.2 --games 8
+
+``--json PATH`` also writes the figures with the command, date, machine and load average
+(``scripts/_bench_common.py``) and the printed text beside it (``.txt``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import json
 import os
 import time
 from pathlib import Path
+
+from _bench_common import BenchOutput
 
 from reflexion_bench.environments.alfworld import AlfWorldEnvironment, GamePool
 
@@ -53,12 +58,20 @@ async def timed(data: Path, gamefiles: list[str], workers: int, concurrent: bool
     return elapsed
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--data", type=Path, default=Path("../shared/data/alfworld/v2.1.2"))
     p.add_argument("--games", type=int, default=8)
     p.add_argument("--workers", type=int, default=2)
-    args = p.parse_args()
+    p.add_argument(
+        "--json", type=Path, default=None, help="also write the figures here (and .txt beside)"
+    )
+    args = p.parse_args(argv)
+    with BenchOutput(args.json, "bench_alfworld_pool.py", argv) as out:
+        out.write(_run(args))
+
+
+def _run(args: argparse.Namespace) -> dict[str, object]:
     tasks = AlfWorldEnvironment(args.data).load_tasks()
     step = max(1, len(tasks) // args.games)
     gamefiles = [t.data["gamefile"] for t in tasks[::step][: args.games]]
@@ -71,6 +84,13 @@ def main() -> None:
         f"pool ({args.workers} workers, concurrent): {pooled:7.1f} s  ({pooled / len(gamefiles):.2f} s/game)"
     )
     print(f"speed-up: {base / pooled:.2f}x")
+    return {
+        "games": len(gamefiles),
+        "workers": args.workers,
+        "baseline_s": round(base, 3),
+        "pool_s": round(pooled, 3),
+        "speedup": round(base / pooled, 4),
+    }
 
 
 if __name__ == "__main__":

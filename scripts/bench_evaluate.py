@@ -14,7 +14,11 @@ and prints both rates and their ratio. Each is run ``--rounds`` times; the media
 reported. The sandbox's workers are started (one warm-up sample) before timing, the
 way a long evaluation amortises them; the cold start is printed separately.
 
-    python scripts/bench_evaluate.py [--jobs 2] [--rounds 3] [--sandbox local]
+    python scripts/bench_evaluate.py [--jobs 2] [--rounds 3] [--sandbox local] [--json PATH]
+
+``--json PATH`` also writes the figures with the command, date, machine and load average
+(``scripts/_bench_common.py``) and the printed text beside it (``.txt``); the README's
+come from ``python scripts/bench_evaluate.py --rounds 3 --json results/bench/evaluate.json``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _bench_common import BenchOutput
 
 from reflexion_bench.commands.evaluate import build_benchmark, score_samples
 from reflexion_bench.core.types import Task
@@ -55,7 +61,7 @@ def baseline(tasks: list[Task], python: str) -> tuple[float, int]:
         return time.perf_counter() - started, passed
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -67,8 +73,15 @@ def main() -> int:
         default=shutil.which("python3", path="/usr/bin") or sys.executable,
         help="interpreter of the baseline (default: the one the local sandbox runs)",
     )
-    args = p.parse_args()
+    p.add_argument(
+        "--json", type=Path, default=None, help="also write the figures here (and .txt beside)"
+    )
+    args = p.parse_args(argv)
+    with BenchOutput(args.json, "bench_evaluate.py", argv) as out:
+        return _run(args, out)
 
+
+def _run(args: argparse.Namespace, out: BenchOutput) -> int:
     started = time.perf_counter()
     bench = build_benchmark("humaneval", sandbox=args.sandbox, jobs=args.jobs)
     tasks = list(bench.tasks.values())
@@ -105,6 +118,28 @@ def main() -> int:
         f"{base_rate:7.1f} solutions/s  passed {[b[1] for b in base]}"
     )
     print(f"ratio evaluate/baseline: {ev_rate / base_rate:.2f}x")
+    out.write(
+        {
+            "problems": n,
+            "rounds": args.rounds,
+            "evaluate": {
+                "sandbox": args.sandbox,
+                "jobs": args.jobs,
+                "isolation": isolation,
+                "per_s": round(ev_rate, 2),
+                "runs_s": [round(t, 3) for t in ev_times],
+                "passed": ev_passes,
+                "setup_s": round(cold, 2),
+            },
+            "baseline": {
+                "python": args.python,
+                "per_s": round(base_rate, 2),
+                "runs_s": [round(t, 3) for t in base_times],
+                "passed": [b[1] for b in base],
+            },
+            "ratio": round(ev_rate / base_rate, 4),
+        }
+    )
     return 0 if all(x == n for x in ev_passes) else 1
 
 

@@ -28,6 +28,12 @@ With ``--embedded`` (the local models, each through the layer with the cache off
     python scripts/bench_models.py [--calls 3000] [--latency 1.0] [--sample 6]
     python scripts/bench_models.py --embedded --skip-layer --both --tasks 4 --rounds 2
 
+``--json PATH`` also writes every figure printed, with the command, date, machine and
+load average (``scripts/_bench_common.py``), and the printed text beside it (``.txt``):
+the README's figures come from ``results/bench/tokens_per_s.json`` (``--embedded
+--skip-layer --both --parts 3``) and ``results/bench/quickstart.json`` (``--embedded
+--skip-layer --models embedded --parts 5 --rounds 2 --tasks 4``).
+
 Parts 1-2 take about 2-3 minutes on 2 cores; 3-5 about 30 minutes for both models and
 2 rounds (quiet machine: a busy one makes `auto` choose 1 thread, and the figures wrong).
 Smoke settings: ``--models smollm2 --tasks 1 --rounds 1 --max-tokens 16 --settle-s 0
@@ -47,6 +53,9 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from _bench_common import BenchOutput
 
 from reflexion_bench.core.state import Services, TaskState
 from reflexion_bench.core.types import Attempt, Feedback, GenerateConfig, Message, Score, Task
@@ -61,6 +70,9 @@ from reflexion_bench.strategies.base import Strategy
 from reflexion_bench.testing.fake_llm_server import fake_server_process
 
 N_TASKS = 164
+
+# Every figure printed, by part: what --json writes.
+RESULTS: dict[str, Any] = {}
 
 # ----------------------------------------------------------------------------- part 1
 
@@ -96,6 +108,13 @@ async def overhead(calls: int) -> None:
         f"   {'layer, cache hit (SQLite read)':<38}{hits:>9.1f} us/call   (+{hits - bare:.1f} us)"
     )
     print(f"   {'layer, cache miss + write':<38}{writes:>9.1f} us/call   (+{writes - bare:.1f} us)")
+    RESULTS["overhead_us_per_call"] = {
+        "calls": calls,
+        "bare": round(bare, 2),
+        "layer_cache_off": round(layered, 2),
+        "layer_cache_hit": round(hits, 2),
+        "layer_cache_miss_write": round(writes, 2),
+    }
 
 
 # ----------------------------------------------------------------------------- part 2
@@ -189,6 +208,22 @@ async def wall_times(latency: float, sample: int) -> None:
     print(
         f"   * extrapolated from {sample} tasks ({3 * sample} calls); ideal = ceil(164/c) x 3 x latency"
     )
+    RESULTS["wall_times"] = {
+        "tasks": N_TASKS,
+        "calls_per_task": 3,
+        "latency_s": latency,
+        "rows": [
+            {
+                "concurrency": conc,
+                "tasks_run": n,
+                "extrapolated": n < N_TASKS,
+                "wall_s": round(total, 2),
+                "ideal_s": round(ideal, 2),
+                "speedup_vs_1": round(base / total, 3),
+            }
+            for conc, n, total, ideal in rows
+        ],
+    }
 
 
 # ----------------------------------------------------------------------------- part 3
@@ -254,12 +289,16 @@ async def tokens_per_s(options: list[str], max_tokens: int) -> None:
         "wall clock (prompt processing included)"
     )
     print(f"   {'model':<28} {'setting':<36} {'settings':<28} {'tok/s':>7} {'vs old':>7}")
+    out: dict[str, Any] = RESULTS.setdefault(
+        "tokens_per_s", {"max_tokens": max_tokens, "prompts": len(PROMPTS), "models": {}}
+    )
     for option in options:
         base = None
-        for label, settings, busy in (
-            ("old: 1 thread, 1 slot, 1 at a time", OLD, False),
-            ("defaults, 1 request at a time", {}, False),
-            ("defaults, every slot busy", {}, True),
+        rows = out["models"].setdefault(option, {})
+        for key, label, settings, busy in (
+            ("old", "old: 1 thread, 1 slot, 1 at a time", OLD, False),
+            ("defaults_one_request", "defaults, 1 request at a time", {}, False),
+            ("defaults_every_slot_busy", "defaults, every slot busy", {}, True),
         ):
             _settle()  # the previous row's load must not make `auto` choose 1 thread
             model = _model(option, settings)
@@ -270,11 +309,20 @@ async def tokens_per_s(options: list[str], max_tokens: int) -> None:
             finally:
                 await model.aclose()
             base = base or rate
+            load = os.getloadavg()[0]
             print(
                 f"   {model.name:<28} {label:<36} {_describe(model):<28} {rate:>7.1f} "
-                f"{rate / base:>6.2f}x   ({tokens} tokens, load avg {os.getloadavg()[0]:.1f})",
+                f"{rate / base:>6.2f}x   ({tokens} tokens, load avg {load:.1f})",
                 flush=True,
             )
+            rows[key] = {
+                "setting": label,
+                "resolved": _describe(model),
+                "tokens_per_s": round(rate, 3),
+                "vs_old": round(rate / base, 4),
+                "tokens": tokens,
+                "load_avg_1min_after": round(load, 2),
+            }
 
 
 # ----------------------------------------------------------------------------- part 4
@@ -313,6 +361,14 @@ async def greedy_across_slots(option: str, n: int, max_tokens: int) -> None:
     )
     for label, _ in passes:
         print(f"   {label}")
+    pairs: dict[str, int] = {}
+    RESULTS["greedy_across_slots"] = {
+        "model": option,
+        "prompts": len(prompts),
+        "max_tokens": max_tokens,
+        "passes": [label for label, _ in passes],
+        "identical_per_pair": pairs,
+    }
     for a in range(len(passes)):
         for b in range(a + 1, len(passes)):
             x, y = passes[a][1], passes[b][1]
@@ -323,6 +379,7 @@ async def greedy_across_slots(option: str, n: int, max_tokens: int) -> None:
                 if p != q
             ]
             note = f"  (differ: {', '.join(where)})" if where else ""
+            pairs[f"{passes[a][0][0]} vs {passes[b][0][0]}"] = same
             print(f"   {passes[a][0][0]} vs {passes[b][0][0]}: {same}/{len(prompts)}{note}")
 
 
@@ -368,6 +425,7 @@ def _quickstart(
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    load_end = os.getloadavg()[0]
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     import yaml
@@ -378,6 +436,7 @@ def _quickstart(
     return {
         "wall": wall,
         "load": load,
+        "load_end": load_end,
         "settings": f"{m['n_threads']} thr/{m['n_parallel']} slot/ctx {m['n_ctx']}/"
         f"{saved['max_concurrent_tasks']} tasks",
         "passed": summary.get("final"),
@@ -392,12 +451,25 @@ def quickstart(option: str, n_tasks: int, rounds: int, extra: list[str]) -> None
     )
     print(f"   {'round':>5} {'setting':<9} {'resolved':<34} {'wall':>8} {'tasks/h':>8} pass  load")
     totals = {"old": 0.0, "new": 0.0}
+    runs: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(1, rounds + 1):
             for label in ("old", "new"):
                 res = _quickstart(option, n_tasks, label == "old", Path(tmp) / f"{label}{r}", extra)
                 wall = float(res["wall"])  # type: ignore[arg-type]
                 totals[label] += wall
+                runs.append(
+                    {
+                        "round": r,
+                        "setting": label,
+                        "resolved": res["settings"],
+                        "wall_s": round(wall, 1),
+                        "tasks_per_h": round(n_tasks / wall * 3600, 2),
+                        "final_pass": res["passed"],
+                        "load_avg_1min_at_start": round(float(res["load"]), 2),  # type: ignore[arg-type]
+                        "load_avg_1min_at_end": round(float(res["load_end"]), 2),  # type: ignore[arg-type]
+                    }
+                )
                 print(
                     f"   {r:>5} {label:<9} {res['settings']!s:<34} {wall:>7.0f}s "
                     f"{n_tasks / wall * 3600:>8.1f} {res['passed']}  {res['load']:.1f}",
@@ -409,9 +481,19 @@ def quickstart(option: str, n_tasks: int, rounds: int, extra: list[str]) -> None
         f"   total: old {old_rate:.1f} tasks/h, new defaults {new_rate:.1f} tasks/h: "
         f"{new_rate / old_rate:.2f}x (target >= 1.6x)"
     )
+    RESULTS.setdefault("quickstart", {})[option] = {
+        "tasks": n_tasks,
+        "rounds": rounds,
+        "extra_overrides": extra,
+        "runs": runs,
+        "old_tasks_per_h": round(old_rate, 3),
+        "new_tasks_per_h": round(new_rate, 3),
+        "speedup": round(new_rate / old_rate, 4),
+        "target": 1.6,
+    }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--latency", type=float, default=1.0)
@@ -441,8 +523,17 @@ def main() -> None:
         default=SETTLE_S,
         help="longest wait before each embedded row for the load to settle (0: none)",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write the figures here (and .txt beside)"
+    )
+    args = parser.parse_args(argv)
     globals()["SETTLE_S"] = args.settle_s
+    with BenchOutput(args.json, "bench_models.py", argv) as out:
+        _main(args)
+        out.write({"results": RESULTS})
+
+
+def _main(args: argparse.Namespace) -> None:
     print(f"bench_models: python pid {os.getpid()}, {os.cpu_count()} CPUs")
     if not args.skip_layer:
         asyncio.run(overhead(args.calls))

@@ -476,29 +476,18 @@ def main(argv: list[str] | None = None) -> int:
         judge_costs["proxy_call_s"] = per_call
         print(f"proxy call through the judge ({first}): {per_call * 1e6:.0f} us per call")
     if args.json:
-        import datetime
-        import platform
+        from _bench_common import provenance, write_json
 
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(
-            json.dumps(
-                {
-                    # What made this file, when and where: the figures are this run's.
-                    "command": "python scripts/bench_sandbox.py " + " ".join(argv or sys.argv[1:]),
-                    "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                    "machine": {
-                        "cpus": os.cpu_count(),
-                        "platform": platform.platform(),
-                        "python": platform.python_version(),
-                    },
-                    "rows": rows,
-                    "judge": judge_costs,
-                    "load_before": load0,
-                    "load_after": load1,
-                },
-                indent=2,
-            )
-            + "\n"
+        write_json(
+            args.json,
+            {
+                # What made this file, when and where: the figures are this run's.
+                **provenance("bench_sandbox.py", argv),
+                "rows": rows,
+                "judge": judge_costs,
+                "load_before": load0,
+                "load_after": load1,
+            },
         )
     return 0 if all(v["all_passed"] for v in rows.values()) else 1
 

@@ -21,7 +21,11 @@ after its content is built and laid out), for:
 Prints the median of ``--repeat`` loads of each (each in a fresh document) and the
 ratio of the baseline to the served run page. Target: the run page under 2 s.
 
-    python scripts/bench_view.py [--tasks 164] [--trials 5] [--repeat 5]
+    python scripts/bench_view.py [--tasks 164] [--trials 5] [--repeat 5] [--json PATH]
+
+``--json PATH`` also writes the figures with the command, date, machine and load average
+(``scripts/_bench_common.py``), and the printed text beside it (``.txt``); the README's
+come from ``python scripts/bench_view.py --repeat 5 --json results/bench/viewer.json``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from _bench_common import BenchOutput  # noqa: E402
 
 from reflexion_bench.testing.chromium import Browser  # noqa: E402
 from reflexion_bench.view.data import Catalog, dumps  # noqa: E402
@@ -231,13 +237,23 @@ def measure(b: Browser, url: str, ready: str, repeat: int, intervals: bool = Fal
     return times
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tasks", type=int, default=164)
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
+    ap.add_argument(
+        "--json", type=Path, default=None, help="also write the figures here (and .txt beside)"
+    )
+    args = ap.parse_args(argv)
+    with BenchOutput(args.json, "bench_view.py", argv) as out:
+        figures = _run(args)
+        print(f"load average after: {os.getloadavg()}")
+        out.write(figures)
+    return 0
 
+
+def _run(args: argparse.Namespace) -> dict[str, Any]:
     print(f"load average before: {os.getloadavg()}")
     with tempfile.TemporaryDirectory(prefix="bench-view-") as tmp:
         run_dir = Path(tmp) / "run"
@@ -247,9 +263,8 @@ def main() -> int:
         naive = Path(tmp) / "naive.html"
         t0 = time.perf_counter()
         write_export(Catalog([run_dir]), export)
-        print(
-            f"export written in {time.perf_counter() - t0:.1f} s: {export.stat().st_size / 1e6:.1f} MB"
-        )
+        export_s = time.perf_counter() - t0
+        print(f"export written in {export_s:.1f} s: {export.stat().st_size / 1e6:.1f} MB")
         naive_page(run_dir, naive)
         print(f"naive static page: {naive.stat().st_size / 1e6:.1f} MB")
 
@@ -302,13 +317,36 @@ def main() -> int:
             print(f"{name:<44} {med[name]:>9.3f} {min(ts):>7.3f} {max(ts):>7.3f}")
         served = med["served run page, warm"]
         base = med["baseline: naive static page (all trials)"]
+        cold_s = med["served run page, cold (first request)"]
         print()
         print(f"baseline / served run page: {base / served:.1f}x")
-        print(
-            f"run page under 2 s: {'yes' if max(med['served run page, cold (first request)'], served) < 2 else 'NO'}"
-        )
-    print(f"load average after: {os.getloadavg()}")
-    return 0
+        print(f"run page under 2 s: {'yes' if max(cold_s, served) < 2 else 'NO'}")
+        return {
+            "tasks": args.tasks,
+            "trials": args.trials,
+            "repeat": args.repeat,
+            "log_bytes": size,
+            "export_bytes": export.stat().st_size,
+            "export_write_s": round(export_s, 3),
+            "naive_page_bytes": naive.stat().st_size,
+            "run_page_json_bytes": run_json,
+            # Seconds from navigation start to the page's rendered mark, per load.
+            "pages": {
+                name.strip(): {
+                    "median_s": round(med[name], 4),
+                    "min_s": round(min(ts), 4),
+                    "max_s": round(max(ts), 4),
+                    "runs_s": [round(t, 4) for t in ts],
+                }
+                for name, ts in rows
+            },
+            "served_warm_s": round(served, 4),
+            "served_cold_s": round(cold_s, 4),
+            "baseline_naive_s": round(base, 4),
+            "baseline_over_served_warm": round(base / served, 3),
+            "target_s": 2.0,
+            "run_page_under_target": max(cold_s, served) < 2,
+        }
 
 
 if __name__ == "__main__":

@@ -234,7 +234,8 @@ def _packages() -> dict[str, str]:
     return out
 
 
-def _host() -> dict[str, Any]:
+def host() -> dict[str, Any]:
+    """The machine: OS, kernel, architecture, cores (and the cores this process may use)."""
     usable: int | None
     try:
         usable = len(os.sched_getaffinity(0))
@@ -305,7 +306,7 @@ def collect(
         "model": model_identity(model),
         "role_models": {role: model_identity(m) for role, m in sorted(role_models.items())},
         "sandbox": sandbox_info(sandbox),
-        "host": _host(),
+        "host": host(),
         "start_time": start_time,
         "end_time": None,
         "outcome": "running",
