@@ -17,6 +17,10 @@ COMMANDS = {
         "reflexion_bench.commands.rescore",
         "re-judge a run's logged programs under the plus tests (no model)",
     ),
+    "plan": (
+        "reflexion_bench.commands.plan",
+        "power of a paired comparison: detectable difference, tasks needed",
+    ),
     "import-reflexion-logs": (
         "reflexion_bench.commands.import_logs",
         "import the paper's own run logs",

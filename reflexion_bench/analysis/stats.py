@@ -145,3 +145,81 @@ def paired_bootstrap_diff(
     diffs = d[idx].mean(axis=1)
     low, high = _quantiles(diffs, level)
     return Interval(float(d.mean()), float(low), float(high), level)
+
+
+def wilson_interval(successes: int, n: int, *, level: float = 0.95) -> Interval:
+    """Wilson score interval of a proportion: well behaved at n = 40 and at 0 or n
+    successes, where the normal (Wald) interval collapses."""
+    from scipy.stats import norm
+
+    if n <= 0 or not 0 <= successes <= n:
+        raise ValueError(
+            f"wilson_interval needs 0 <= successes <= n and n > 0, got {successes}/{n}"
+        )
+    z = float(norm.ppf(1 - (1 - level) / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return Interval(p, float(max(0.0, centre - half)), float(min(1.0, centre + half)), level)
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """Two one-sided tests (TOST) of a paired difference against ``±margin``.
+
+    ``p_value`` is the larger of the two one-sided p-values (H0: d <= -margin, H0: d >=
+    margin); equivalence is shown at ``alpha`` when it is below ``alpha``, which is the
+    same as the ``1 - 2 alpha`` interval ``[low, high]`` lying inside the margin."""
+
+    estimate: float
+    low: float
+    high: float
+    margin: float
+    alpha: float
+    p_value: float
+    n: int
+
+    @property
+    def equivalent(self) -> bool:
+        return self.p_value < self.alpha
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "equivalent": self.equivalent}
+
+
+def tost_paired(
+    a: Sequence[float], b: Sequence[float], margin: float, *, alpha: float = 0.05
+) -> Equivalence:
+    """TOST on per-task paired differences ``a - b`` (paired t, Schuirmann 1987).
+
+    With no variance at all (every task's difference the same) the difference is known
+    exactly: equivalent (p 0) when it lies strictly inside the margin, else p 1."""
+    from scipy.stats import t as student_t
+
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.size < 2:
+        raise ValueError("tost_paired needs two equally long samples of at least 2 tasks")
+    if margin <= 0:
+        raise ValueError(f"the equivalence margin must be positive, got {margin}")
+    d = x - y
+    n = d.size
+    mean = float(d.mean())
+    se = float(d.std(ddof=1)) / np.sqrt(n)
+    if se == 0:
+        p = 0.0 if abs(mean) < margin else 1.0
+        return Equivalence(mean, mean, mean, margin, alpha, p, n)
+    df = n - 1
+    p_low = float(student_t.sf((mean + margin) / se, df))  # H0: d <= -margin
+    p_high = float(student_t.cdf((mean - margin) / se, df))  # H0: d >= margin
+    q = float(student_t.ppf(1 - alpha, df))
+    return Equivalence(mean, mean - q * se, mean + q * se, margin, alpha, max(p_low, p_high), n)
+
+
+def comparison_verdict(equivalence: Equivalence, different: bool) -> str:
+    """One word for a paired comparison: ``different`` (the difference test rejected),
+    ``equivalent`` (TOST within the margin), else ``inconclusive``; never "no
+    difference" for a comparison that could not tell."""
+    if different:
+        return "different"
+    return "equivalent" if equivalence.equivalent else "inconclusive"

@@ -1,0 +1,230 @@
+"""What a paired comparison of two strategies on the same tasks can detect.
+
+The design is paired binary: each task is solved or not by A and by B. Only discordant
+tasks carry information, so power depends on the **discordance** ``psi = p01 + p10``
+(the share of tasks exactly one strategy solves) and the **effect** ``delta = p10 -
+p01`` (the paired difference of pass@1, A minus B), both fractions of tasks.
+
+Normal approximation to McNemar's test (Connor 1987, *Biometrics* 43:207-211; the same
+formula as Miettinen 1968 and statsmodels' ``power_mcnemar`` family). Under the null the
+paired difference of one task has variance ``psi``; under the alternative ``psi -
+delta**2``. With ``z_a = z_{1-alpha/2}`` and ``z_b = z_{power}``::
+
+    n      = (z_a * sqrt(psi) + z_b * sqrt(psi - delta**2))**2 / delta**2
+    power  = Phi((|delta| * sqrt(n) - z_a * sqrt(psi)) / sqrt(psi - delta**2))
+
+The detectable difference for ``n`` tasks is the ``delta`` at which that power reaches
+the target (solved numerically; it exists because power grows with ``delta``).
+
+**Seeds.** With ``S`` seeds per task the test is on each task's mean difference over
+seeds. If the per-seed outcomes of one task are correlated with intra-task correlation
+``rho`` (1: seeds change nothing, as under greedy decoding; 0: independent draws), both
+variances shrink by the design effect ``f = rho + (1 - rho) / S``, so ``n`` scales by
+``f`` and the detectable difference by about ``sqrt(f)``. ``rho`` is estimated from a
+pilot with several seeds (:func:`seed_correlation`); without one the planner assumes 1
+and says so (seeds are not free power).
+
+:func:`exact_power` is the exact power of the exact (conditional binomial) McNemar test
+for one seed, by enumeration of the discordant count; the tests check the normal
+approximation against it and against simulation for small ``n``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+ALPHA = 0.05
+POWER = 0.8
+
+
+def _z(alpha: float, power: float) -> tuple[float, float]:
+    from scipy.stats import norm
+
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if not 0 < power < 1:
+        raise ValueError(f"power must be in (0, 1), got {power}")
+    return float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
+
+
+def _check(discordance: float, effect: float | None = None) -> None:
+    if not 0 < discordance <= 1:
+        raise ValueError(
+            f"discordance (p01 + p10, a fraction of tasks) must be in (0, 1], got {discordance}"
+        )
+    if effect is not None:
+        if effect == 0:
+            raise ValueError("effect (p10 - p01) must be non-zero: no n detects a zero effect")
+        if abs(effect) >= discordance:
+            raise ValueError(
+                f"|effect| {abs(effect)} must be below the discordance {discordance}: the paired "
+                "difference p10 - p01 cannot exceed the share of discordant tasks p10 + p01"
+            )
+
+
+def design_effect(seeds: int, rho: float) -> float:
+    """``rho + (1 - rho) / seeds``: how much of one seed's variance remains in the mean of
+    ``seeds`` seeds whose outcomes correlate with ``rho`` within a task."""
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds}")
+    if not 0 <= rho <= 1:
+        raise ValueError(f"the seed correlation must be in [0, 1], got {rho}")
+    return rho + (1 - rho) / seeds
+
+
+def power(
+    n: int,
+    discordance: float,
+    effect: float,
+    *,
+    alpha: float = ALPHA,
+    seeds: int = 1,
+    rho: float = 1.0,
+) -> float:
+    """Approximate power of a two-sided paired test on ``n`` tasks (normal approximation)."""
+    _check(discordance, effect)
+    return _power_at(n, discordance, abs(effect), alpha, seeds, rho)
+
+
+def tasks_needed(
+    discordance: float,
+    effect: float,
+    *,
+    alpha: float = ALPHA,
+    power: float = POWER,
+    seeds: int = 1,
+    rho: float = 1.0,
+) -> int:
+    """Tasks needed to detect ``effect`` with the given power (Connor's formula x f)."""
+    _check(discordance, effect)
+    z_a, z_b = _z(alpha, power)
+    d = abs(effect)
+    n1 = (z_a * math.sqrt(discordance) + z_b * math.sqrt(discordance - d * d)) ** 2 / (d * d)
+    return math.ceil(n1 * design_effect(seeds, rho) - 1e-9)
+
+
+def detectable_difference(
+    n: int,
+    discordance: float,
+    *,
+    alpha: float = ALPHA,
+    power: float = POWER,
+    seeds: int = 1,
+    rho: float = 1.0,
+) -> float:
+    """The smallest ``|p10 - p01|`` that ``n`` tasks detect with the given power.
+
+    Returns ``discordance`` itself when even an effect equal to it (every discordant task
+    on one side) stays below the target power: nothing smaller is detectable.
+    """
+    from scipy.optimize import brentq
+
+    if n < 1:
+        raise ValueError(f"n (tasks) must be >= 1, got {n}")
+    _check(discordance)
+    _z(alpha, power)
+    hi = discordance * (1 - 1e-9)
+
+    def gap(d: float) -> float:
+        return _power_at(n, discordance, d, alpha, seeds, rho) - power
+
+    if gap(hi) < 0:
+        return discordance
+    return float(brentq(gap, 1e-9, hi, xtol=1e-7))
+
+
+def _power_at(n: int, psi: float, d: float, alpha: float, seeds: int, rho: float) -> float:
+    from scipy.stats import norm
+
+    z_a, _ = _z(alpha, 0.5)
+    f = design_effect(seeds, rho)
+    z = (d * math.sqrt(n) - z_a * math.sqrt(f * psi)) / math.sqrt(f * (psi - d * d))
+    return float(norm.cdf(z))
+
+
+def exact_power(n: int, p01: float, p10: float, *, alpha: float = ALPHA) -> float:
+    """Exact power of the exact two-sided McNemar test (one seed), by enumeration.
+
+    The discordant count ``D`` is Binomial(n, p01 + p10); given ``D = d`` the count
+    favouring A is Binomial(d, p10 / (p01 + p10)) and the test rejects where the
+    two-sided binomial p-value at 1/2 is at most ``alpha`` (scipy's ``binomtest``, the
+    test :func:`reflexion_bench.analysis.stats.mcnemar_exact` runs).
+    """
+    from scipy.stats import binom
+
+    psi = p01 + p10
+    if p01 < 0 or p10 < 0 or not 0 < psi <= 1:
+        raise ValueError(f"p01, p10 must be >= 0 with 0 < p01 + p10 <= 1, got {p01}, {p10}")
+    q = p10 / psi
+    total = 0.0
+    pd = binom.pmf(np.arange(n + 1), n, psi)
+    for d in range(1, n + 1):
+        region = rejection_region(d, alpha)
+        if region.size:
+            total += float(pd[d]) * float(binom.pmf(region, d, q).sum())
+    return total
+
+
+def rejection_region(d: int, alpha: float = ALPHA) -> np.ndarray:
+    """The counts ``k`` of ``d`` discordant tasks at which the exact McNemar test rejects."""
+    from scipy.stats import binomtest
+
+    ks = [k for k in range(d + 1) if binomtest(k, d, 0.5).pvalue <= alpha]
+    return np.asarray(ks, dtype=int)
+
+
+def seed_correlation(per_seed_diffs: np.ndarray) -> float | None:
+    """Intra-task correlation of the per-seed paired differences (one-way ANOVA ICC),
+    clipped to [0, 1]; ``per_seed_diffs`` is tasks x seeds. None with one seed or no
+    variance at all (every seed of every task alike: nothing to estimate from)."""
+    x = np.asarray(per_seed_diffs, dtype=float)
+    if x.ndim != 2 or x.shape[1] < 2 or x.shape[0] < 2:
+        return None
+    n, s = x.shape
+    grand = x.mean()
+    row = x.mean(axis=1)
+    msb = s * ((row - grand) ** 2).sum() / (n - 1)
+    msw = ((x - row[:, None]) ** 2).sum() / (n * (s - 1))
+    if msb + (s - 1) * msw == 0:
+        return None
+    icc = (msb - msw) / (msb + (s - 1) * msw)
+    return float(min(1.0, max(0.0, icc)))
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """Discordance and effect measured on two runs' verdicts for the same tasks."""
+
+    n: int
+    p01: float  # B solves, A does not
+    p10: float  # A solves, B does not
+    seeds: int
+    rho: float | None
+
+    @property
+    def discordance(self) -> float:
+        return self.p01 + self.p10
+
+    @property
+    def effect(self) -> float:
+        return self.p10 - self.p01
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "discordance": self.discordance, "effect": self.effect}
+
+
+def pilot(a: Sequence[Sequence[bool]], b: Sequence[Sequence[bool]]) -> Pilot:
+    """The discordance of A vs B from per-task verdicts, tasks x seeds (seeds paired by
+    position: seed i of A with seed i of B), averaged over seeds."""
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.ndim != 2 or x.size == 0:
+        raise ValueError("pilot needs two equally shaped, non-empty tasks x seeds verdict tables")
+    p10 = float((x * (1 - y)).mean())
+    p01 = float(((1 - x) * y).mean())
+    return Pilot(x.shape[0], p01, p10, x.shape[1], seed_correlation(x - y))
