@@ -842,6 +842,19 @@ def _paired_test(a: list[bool], b: list[bool]) -> dict[str, Any]:
     }
 
 
+def _power_cells(t: dict[str, Any]) -> str:
+    """``detectable | tasks needed`` of one paired test, from its counts."""
+    from reflexion_bench.analysis.power import detectable_difference, tasks_needed
+
+    n, a, b = int(t["n"]), int(t["only_a"]), int(t["only_b"])
+    if not n or not a + b:
+        return "- | -"
+    psi, effect = (a + b) / n, (a - b) / n
+    det = f"{100 * detectable_difference(n, psi):.1f} pts"
+    need = "- (no difference observed)" if effect == 0 else f"{tasks_needed(psi, effect):,}"
+    return f"{det} | {need}"
+
+
 def _holm_pairs(pairs: list[dict[str, Any]]) -> None:
     """Holm-adjusted p-values, one family per kind of verdict (``logged``, ``rescored``,
     ``rescored_plus``): every paired test the audit makes on those verdicts."""
@@ -1024,10 +1037,13 @@ def render_markdown(result: dict[str, Any]) -> str:
             for key in ("logged", "rescored", "rescored_plus")
             if (n := sum(1 for p in result["pairs"] if p.get(key)))
         )
-        + ").",
+        + "). `detectable`: the smallest paired difference these n tasks detect with 80% "
+        "power at alpha 0.05 given the observed share of discordant tasks; `tasks needed`: "
+        "the tasks a comparison needs to detect the observed difference with that power "
+        "(Connor's approximation to McNemar's test; `reflexion-bench plan --paper ID`).",
         "",
-        "| pair | verdicts | a | b | n | a solved | b solved | only a | only b | McNemar p | Holm p | diff % [95% CI] |",
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| pair | verdicts | a | b | n | a solved | b solved | only a | only b | McNemar p | Holm p | diff % [95% CI] | detectable | tasks needed |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
     ]
     for p in result["pairs"]:
         for key in ("logged", "rescored", "rescored_plus"):
@@ -1041,7 +1057,9 @@ def render_markdown(result: dict[str, Any]) -> str:
                 f"| {p['id']} | {label} | {p['a']} | {p['b']} | {t['n']} | {t['a_count']} | "
                 f"{t['b_count']} | {t['only_a']} | {t['only_b']} | {t['p_value']:.3g} | "
                 + (f"{t['p_holm']:.3g} | " if "p_holm" in t else " | ")
-                + f"{100 * d['estimate']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}] |"
+                + f"{100 * d['estimate']:+.1f} [{100 * d['low']:+.1f}, {100 * d['high']:+.1f}] | "
+                + _power_cells(t)
+                + " |"
             )
     notes = [p for p in result["pairs"] if p.get("note")]
     if notes:

@@ -28,6 +28,7 @@ import numpy as np
 
 from reflexion_bench.analysis.answer_key import label_text
 from reflexion_bench.analysis.metrics import hidden_verdict
+from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
 from reflexion_bench.analysis.stats import (
     bootstrap_ci,
     bootstrap_curve_ci,
@@ -169,6 +170,7 @@ def equal_budget_section(
     n_resamples: int = 10_000,
     seed: int = 0,
     expected_tasks: int | None = None,
+    margin: float = DEFAULT_MARGIN,
 ) -> dict[str, Any]:
     """The ``strategies`` table, the budget curves and the Pareto points (see the module
     docstring). ``groups`` are :class:`~reflexion_bench.analysis.runs.Group` objects of
@@ -240,12 +242,13 @@ def equal_budget_section(
                 xb = [rv[t] for t in common]
                 test = mcnemar_exact(xa, xb)
                 diff = paired_bootstrap_diff(xa, xb, n_resamples=n_resamples, seed=seed)
-                cmp = {
+                cmp: dict[str, Any] = {
                     "n_common": len(common),
                     "diff": diff.to_dict(),
                     "only_this": test.only_a,
                     "only_ref": test.only_b,
                     "p": test.p_value,
+                    "_samples": (xa, xb),  # for the assessment after Holm; not kept
                 }
                 row[f"vs_{ref_name}"] = cmp
                 comparisons.setdefault(ref_name, []).append(cmp)
@@ -272,6 +275,8 @@ def equal_budget_section(
         for family in comparisons.values():
             for cmp, adj in zip(family, holm([c["p"] for c in family]), strict=True):
                 cmp["p_holm"] = adj
+                xa, xb = cmp.pop("_samples")
+                cmp["assessment"] = assess(xa, xb, p_value=adj, margin=margin)
     # The frontier per cluster, among clean runs only (an answer-in-loop run is drawn
     # but never on the frontier: its accuracy is not comparable).
     for key in {(p["benchmark"], p["model"]) for p in pareto}:

@@ -60,10 +60,11 @@ def _check(discordance: float, effect: float | None = None) -> None:
     if effect is not None:
         if effect == 0:
             raise ValueError("effect (p10 - p01) must be non-zero: no n detects a zero effect")
-        if abs(effect) >= discordance:
+        # Equality is allowed: every discordant task on one side (LeetcodeHard's logs).
+        if abs(effect) > discordance + 1e-12:
             raise ValueError(
-                f"|effect| {abs(effect)} must be below the discordance {discordance}: the paired "
-                "difference p10 - p01 cannot exceed the share of discordant tasks p10 + p01"
+                f"|effect| {abs(effect)} must not exceed the discordance {discordance}: the "
+                "paired difference p10 - p01 cannot exceed the share of discordant tasks p10 + p01"
             )
 
 
@@ -228,3 +229,44 @@ def pilot(a: Sequence[Sequence[bool]], b: Sequence[Sequence[bool]]) -> Pilot:
     p10 = float((x * (1 - y)).mean())
     p01 = float(((1 - x) * y).mean())
     return Pilot(x.shape[0], p01, p10, x.shape[1], seed_correlation(x - y))
+
+
+#: The equivalence margin when none is given: 5 points of pass@1 (``report
+#: --equivalence-margin``), stated in every table note that uses it.
+DEFAULT_MARGIN = 0.05
+
+
+def assess(
+    a: Sequence[bool],
+    b: Sequence[bool],
+    *,
+    p_value: float,
+    margin: float = DEFAULT_MARGIN,
+    alpha: float = ALPHA,
+    target_power: float = POWER,
+) -> dict[str, Any]:
+    """What one paired comparison of verdicts on the same tasks says and could have said.
+
+    ``p_value`` is the difference test's (Holm-adjusted where it belongs to a family).
+    Returns the observed discordance, the smallest difference these tasks could detect
+    at ``target_power`` given that discordance (None when no task is discordant: no
+    information to plan from), the TOST result against ``±margin`` and the one-word
+    verdict (different / equivalent / inconclusive)."""
+    from reflexion_bench.analysis.stats import comparison_verdict, tost_paired
+
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    n = int(x.size)
+    psi = float((x != y).mean()) if n else 0.0
+    detectable = (
+        detectable_difference(n, psi, alpha=alpha, power=target_power) if n and psi > 0 else None
+    )
+    eq = tost_paired(x, y, margin, alpha=alpha) if n >= 2 else None
+    verdict = "inconclusive" if eq is None else comparison_verdict(eq, p_value < alpha)
+    return {
+        "verdict": verdict,
+        "discordance": psi,
+        "detectable_difference": detectable,
+        "equivalence": None if eq is None else eq.to_dict(),
+        "margin": margin,
+    }

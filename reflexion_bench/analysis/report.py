@@ -159,6 +159,7 @@ def build_comparison(
     budget: float | None = None,
     n_resamples: int = 10_000,
     seed: int = 0,
+    equivalence_margin: float = 0.05,
 ) -> dict[str, Any]:
     """The multi-run report (see :mod:`reflexion_bench.analysis.tables`) of every run
     folder under ``paths`` (run folders, sweep folders or log files)."""
@@ -167,7 +168,13 @@ def build_comparison(
 
     groups = load_groups(paths)
     return build_report(
-        groups, paper=paper, axis=axis, budget=budget, n_resamples=n_resamples, seed=seed
+        groups,
+        paper=paper,
+        axis=axis,
+        budget=budget,
+        n_resamples=n_resamples,
+        seed=seed,
+        equivalence_margin=equivalence_margin,
     )
 
 

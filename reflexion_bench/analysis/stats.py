@@ -188,7 +188,11 @@ class Equivalence:
 
 
 def tost_paired(
-    a: Sequence[float], b: Sequence[float], margin: float, *, alpha: float = 0.05
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    margin: float,
+    *,
+    alpha: float = 0.05,
 ) -> Equivalence:
     """TOST on per-task paired differences ``a - b`` (paired t, Schuirmann 1987).
 

@@ -62,6 +62,7 @@ from reflexion_bench.analysis.paper import (
     published_for,
     unpublished_note,
 )
+from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
 from reflexion_bench.analysis.runs import Group
 from reflexion_bench.analysis.stats import (
     DEFAULT_RESAMPLES,
@@ -236,11 +237,14 @@ def _clusters(groups: Sequence[Group]) -> dict[tuple[str, str], list[Group]]:
     return out
 
 
-def _paired(groups: Sequence[Group], *, n_resamples: int, seed: int) -> list[dict[str, Any]]:
+def _paired(
+    groups: Sequence[Group], *, n_resamples: int, seed: int, margin: float = DEFAULT_MARGIN
+) -> list[dict[str, Any]]:
     rows = []
     for (bench, model), gs in _clusters(groups).items():
         verdicts = {id(g): _task_verdicts(g) for g in gs}
         family: list[dict[str, Any]] = []
+        samples: list[tuple[list[bool], list[bool]]] = []
         for a, b in itertools.combinations(gs, 2):
             va, vb = verdicts[id(a)], verdicts[id(b)]
             common = [t for t in va if t in vb and va[t][1] is not None and vb[t][1] is not None]
@@ -264,10 +268,14 @@ def _paired(groups: Sequence[Group], *, n_resamples: int, seed: int) -> list[dic
                 }
             )
             family.append(rows[-1])
+            samples.append((xa, xb))
         # Holm (the strategies table's function) over the family of every pair of this
         # benchmark x model: the pairs tested together (no pair spans two clusters).
-        for row, adj in zip(family, holm([r["mcnemar"]["p_value"] for r in family]), strict=True):
+        adjusted = holm([r["mcnemar"]["p_value"] for r in family])
+        for row, adj, (xa, xb) in zip(family, adjusted, samples, strict=True):
             row["holm"] = {"p": adj, "family": f"{bench} / {model}", "m": len(family)}
+            # "different" only where the family-wise test says so.
+            row["assessment"] = assess(xa, xb, p_value=adj, margin=margin)
     return rows
 
 
@@ -329,8 +337,13 @@ def build_report(
     budget: float | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    equivalence_margin: float = DEFAULT_MARGIN,
 ) -> dict[str, Any]:
     """Everything the tables show, JSON-friendly (see the module docstring)."""
+    if not 0 < equivalence_margin < 1:
+        raise ValueError(
+            f"the equivalence margin is a fraction of tasks in (0, 1), got {equivalence_margin}"
+        )
     if axis not in AXES:
         raise ValueError(f"unknown budget axis {axis!r} (allowed: {', '.join(AXES)})")
     gdata = {id(g): _group_data(g, n_resamples=n_resamples, seed=seed) for g in groups}
@@ -340,12 +353,24 @@ def build_report(
             gdata[id(g)]["trial1_identity"] = identity[id(g)]
     report: dict[str, Any] = {
         "groups": [gdata[id(g)] for g in groups],
-        "paired": _paired(groups, n_resamples=n_resamples, seed=seed),
+        "paired": _paired(groups, n_resamples=n_resamples, seed=seed, margin=equivalence_margin),
         "budget": _budget_rows(groups, gdata, axis, budget),
         "strategies": equal_budget_section(
-            groups, gdata, axis=axis, budget=budget, n_resamples=n_resamples, seed=seed
+            groups,
+            gdata,
+            axis=axis,
+            budget=budget,
+            n_resamples=n_resamples,
+            seed=seed,
+            margin=equivalence_margin,
         ),
-        "settings": {"level": 0.95, "n_resamples": n_resamples, "seed": seed, "axis": axis},
+        "settings": {
+            "level": 0.95,
+            "n_resamples": n_resamples,
+            "seed": seed,
+            "axis": axis,
+            "equivalence_margin": equivalence_margin,
+        },
     }
     if paper:
         benches = {canonical_benchmark(g.benchmark) for g in groups}
@@ -486,6 +511,8 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 "mcnemar_p": r["mcnemar"]["p_value"],
                 "mcnemar_p_holm": (r.get("holm") or {}).get("p"),
                 "holm_m": (r.get("holm") or {}).get("m"),
+                "verdict": (r.get("assessment") or {}).get("verdict"),
+                "detectable": (r.get("assessment") or {}).get("detectable_difference"),
             }
             for r in report["paired"]
         ]
@@ -661,6 +688,8 @@ def _strategies_frame(report: dict[str, Any]) -> pd.DataFrame:
             row[f"diff_vs_{ref}_high"] = diff.get("high")
             row[f"p_vs_{ref}"] = cmp.get("p")
             row[f"p_holm_vs_{ref}"] = cmp.get("p_holm")
+            row[f"verdict_vs_{ref}"] = (cmp.get("assessment") or {}).get("verdict")
+            row[f"detectable_vs_{ref}"] = (cmp.get("assessment") or {}).get("detectable_difference")
         row["answer_key"] = r["answer_key"]
         row["stop_reasons"] = ", ".join(
             f"{k} {v}" for k, v in (r.get("stop_reasons") or {}).items()
@@ -697,6 +726,9 @@ _SHARE_COLS = {
     "pass_at_budget",
     "diff_vs_retry",
     "diff_vs_reflexion",
+    "detectable",
+    "detectable_vs_retry",
+    "detectable_vs_reflexion",
 }
 _HEADERS = {
     "first_try_plus": "first try (plus)",
@@ -749,6 +781,12 @@ _HEADERS = {
     "diff_vs_reflexion": "diff vs reflexion",
     "p_vs_reflexion": "McNemar p vs reflexion",
     "p_holm_vs_reflexion": "Holm p vs reflexion",
+    "verdict": "verdict",
+    "detectable": "detectable difference",
+    "verdict_vs_retry": "verdict vs retry",
+    "detectable_vs_retry": "detectable difference vs retry",
+    "verdict_vs_reflexion": "verdict vs reflexion",
+    "detectable_vs_reflexion": "detectable difference vs reflexion",
     "stop_reasons": "why tasks stopped",
     "dollars_per_task": "$/task",
     "wall_per_task": "wall s/task",
@@ -901,7 +939,7 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " reference's on common tasks, paired bootstrap 95% CI; exact McNemar p and"
             " Holm-adjusted p, each family being one reference's comparisons within one"
             f" benchmark x model ({_strategy_families(report)}); partial: fewer tasks"
-            " than the largest run" + _detectable(report) + ")"
+            " than the largest run" + _detectable(report) + "; " + _verdict_note(report) + ")"
         )
     if name == "paired" and report["paired"]:
         families: dict[str, int] = {}
@@ -913,7 +951,7 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " (A - B: final pass@1 of A minus B's on the tasks both ran, paired bootstrap 95%"
             " CI; McNemar p: exact test on the discordant tasks; Holm p: McNemar p"
             " Holm-adjusted over its family, every pair of the same benchmark x model:"
-            f" {sizes})"
+            f" {sizes}; " + _verdict_note(report) + ")"
         )
     if name == "main":
         return (
@@ -924,6 +962,18 @@ def _note(name: str, report: dict[str, Any]) -> str:
     if name == "self_tests":
         return " (rates per self-test verdict, as in the paper's Table 2: TP+FP = 1, FN+TN = 1)"
     return ""
+
+
+def _verdict_note(report: dict[str, Any]) -> str:
+    margin = float(report["settings"].get("equivalence_margin", DEFAULT_MARGIN))
+    return (
+        "verdict: different where the Holm-adjusted p < 0.05; equivalent where two one-sided"
+        f" paired t-tests (TOST, alpha 0.05) put the difference within ±{100 * margin:g} points"
+        " (--equivalence-margin); otherwise inconclusive: the data can tell neither, which is"
+        " not evidence of no difference; detectable difference: the smallest paired"
+        " difference these tasks detect with 80% power at alpha 0.05 given the observed"
+        " share of discordant tasks (Connor's approximation to McNemar; reflexion-bench plan)"
+    )
 
 
 def _strategy_families(report: dict[str, Any]) -> str:

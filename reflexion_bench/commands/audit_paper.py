@@ -3,6 +3,7 @@
     reflexion-bench audit-paper REPO_DIR --out DIR
         [--rescore claims|all|none|subset:N|GROUP=MODE,...] [--data DIR]
         [--repair-rust-braces] [--jobs N] [--sandbox local] [--reuse]
+    reflexion-bench audit-paper --render-only --out DIR
 
 REPO_DIR is a checkout of noahshinn/reflexion (or ../shared/data/reflexion-original-repo,
 laid out the same way). Every log is imported into DIR/runs/, the programming logs
@@ -11,6 +12,10 @@ behind a published number are re-scored (``--rescore all``: every log; groups
 and DIR/claims.json + claims.md hold one row per published number (paper, logged,
 re-scored, n) and the paired tests of each Reflexion/baseline pair (exact McNemar,
 paired bootstrap CI). See :mod:`reflexion_bench.analysis.audit`.
+
+``--render-only`` writes DIR/claims.md again from DIR/claims.json alone (no import, no
+re-scoring): the committed audit's table gains a column a newer version renders (the
+power columns) without its 50 minutes of re-scoring or the imported logs under runs/.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="reflexion-bench audit-paper",
         description="Published numbers vs the paper's own logs vs re-scoring, with paired tests.",
     )
-    p.add_argument("repo", type=Path, help="a checkout of noahshinn/reflexion")
+    p.add_argument("repo", type=Path, nargs="?", help="a checkout of noahshinn/reflexion")
     p.add_argument(
         "--out", required=True, type=Path, help="folder for claims.json, claims.md, runs/"
     )
@@ -58,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep runs already imported in DIR/runs (skips their re-scoring)",
     )
+    p.add_argument(
+        "--render-only",
+        action="store_true",
+        help="write DIR/claims.md from DIR/claims.json only (no import, no re-scoring)",
+    )
     return p
 
 
@@ -72,6 +82,15 @@ def main(argv: list[str]) -> int:
     from reflexion_bench.analysis.imports import ImportError_, default_data_dir
 
     args = _parser().parse_args(argv)
+    if args.render_only:
+        return _render_only(args.out)
+    if args.repo is None:
+        print(
+            "error: give REPO_DIR (a checkout of noahshinn/reflexion, e.g. "
+            "../shared/data/reflexion-original-repo), or --render-only",
+            file=sys.stderr,
+        )
+        return 2
     try:
         plan = parse_rescore(args.rescore)
     except ValueError as exc:
@@ -100,4 +119,20 @@ def main(argv: list[str]) -> int:
         f"{len(result['claims'])} claims ({both} with a paper and a logged value), "
         f"{len(result['pairs'])} pairs, {len(result['logs'])} logs -> {args.out}"
     )
+    return 0
+
+
+def _render_only(out: Path) -> int:
+    import json
+
+    from reflexion_bench.analysis.audit import render_markdown
+
+    path = out / "claims.json"
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read {path} ({exc}): run the audit first", file=sys.stderr)
+        return 2
+    (out / "claims.md").write_text(render_markdown(result), encoding="utf-8")
+    print(f"rendered {out / 'claims.md'} from {path}")
     return 0

@@ -55,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="also write tables, report.json and figures here")
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument(
+        "--equivalence-margin",
+        type=float,
+        default=5.0,
+        help="equivalence margin of the paired comparisons, in points of pass@1 (default 5)",
+    )
     p.add_argument("--no-write", action="store_true", help="do not refresh run folders' summaries")
     return p
 
@@ -70,6 +76,13 @@ def main(argv: list[str]) -> int:
     from reflexion_bench.analysis.runs import find_run_dirs
 
     args = _parser().parse_args(argv)
+    if not 0 < args.equivalence_margin < 100:
+        print(
+            f"error: --equivalence-margin is in points of pass@1, between 0 and 100 "
+            f"(e.g. 5), got {args.equivalence_margin}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         run_dirs = find_run_dirs(args.run_dirs)
     except FileNotFoundError as exc:
@@ -113,6 +126,7 @@ def main(argv: list[str]) -> int:
         budget=args.budget,
         n_resamples=args.resamples,
         seed=args.seed,
+        equivalence_margin=args.equivalence_margin / 100,
     )
     report["provenance_warnings"] = provenance_warnings
     fmt = args.format or "md"

@@ -218,3 +218,28 @@ def test_paper_audit_rebuilds_on_a_subset(shared_data: Path, tmp_path: Path) -> 
     # The committed audit re-scores the claim logs (`--rescore claims`): the four Python
     # claim logs (HumanEval and MBPP, simple and Reflexion), 3 tasks each here.
     assert compared >= 4 * SUBSET["python"], f"only {compared} re-scored verdicts compared"
+
+
+def test_paper_audit_claims_md_renders_from_its_claims_json(tmp_path: Path) -> None:
+    """``claims.md`` is ``audit-paper --render-only`` of the committed ``claims.json``,
+    byte for byte (the table a newer renderer adds columns to, without re-scoring)."""
+    shutil.copy2(RESULTS / "paper-audit" / "claims.json", tmp_path / "claims.json")
+    proc = subprocess.run(
+        [*_cli(), "audit-paper", "--render-only", "--out", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    committed = RESULTS / "paper-audit" / "claims.md"
+    assert (tmp_path / "claims.md").read_bytes() == committed.read_bytes(), _explain(
+        "claims.md", committed, tmp_path / "claims.md"
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = subprocess.run(
+        [*_cli(), "audit-paper", "--render-only", "--out", str(empty)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "run the audit first" in proc.stderr

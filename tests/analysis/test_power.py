@@ -148,3 +148,18 @@ def test_plan_from_the_paper_audit(capsys: pytest.CaptureFixture[str]) -> None:
     assert abs(data["tasks_needed"] - 172) <= 17
     assert plan.main(["--paper", "nope", "--audit", str(audit)]) == 2
     assert "humaneval-py" in capsys.readouterr().err
+
+
+def test_the_audit_paired_rows_carry_the_planner_figures() -> None:
+    from reflexion_bench.analysis.audit import _power_cells
+
+    # The paper's HumanEval-py row: 10 only-a and 1 only-b of 164 (logged).
+    det, need = _power_cells({"n": 164, "only_a": 10, "only_b": 1}).split(" | ")
+    assert det == f"{100 * pw.detectable_difference(164, 11 / 164):.1f} pts"
+    assert need == f"{pw.tasks_needed(11 / 164, 9 / 164):,}"
+    assert abs(int(need.replace(",", "")) - 172) <= 17
+    # LeetcodeHard's logs: 2 only-a and none only-b of 40; every discordant task on one
+    # side is allowed (|effect| == discordance): about 155 tasks (the figure).
+    need = _power_cells({"n": 40, "only_a": 2, "only_b": 0}).split(" | ")[1]
+    assert abs(int(need) - 155) <= 15
+    assert _power_cells({"n": 40, "only_a": 0, "only_b": 0}) == "- | -"

@@ -222,11 +222,61 @@ def test_paired_table_is_holm_adjusted_within_each_benchmark_and_model(sweep: Pa
     assert {(r["holm"]["family"], r["holm"]["m"]) for r in pairs} == {("toy / mock", 10)}
     assert all(r["holm"]["p"] >= r["mcnemar"]["p_value"] for r in pairs)
     frame = tables(report)["paired"]
-    assert list(frame.columns[-3:]) == ["mcnemar_p", "mcnemar_p_holm", "holm_m"]
+    assert list(frame.columns[-5:]) == [
+        "mcnemar_p",
+        "mcnemar_p_holm",
+        "holm_m",
+        "verdict",
+        "detectable",
+    ]
     md = render(report, "md", ["paired"])
-    assert "| McNemar p | Holm p | Holm family size |" in md
-    assert "every pair of the same benchmark x model: toy / mock, 10 pairs\n" in md
-    assert "toy / mock, 10 pairs)" in render(report, "latex", ["paired"])
+    assert "| McNemar p | Holm p | Holm family size | verdict |" in md
+    assert "every pair of the same benchmark x model: toy / mock, 10 pairs; verdict:" in md
+    assert "toy / mock, 10 pairs; verdict:" in render(report, "latex", ["paired"])
+
+
+def test_every_comparison_has_a_verdict_and_a_detectable_difference(sweep: Path) -> None:
+    """Issue 29: each paired row says different / equivalent / inconclusive at the margin,
+    and what its tasks could detect; a wider margin can only turn inconclusive into
+    equivalent; the text never calls an inconclusive comparison "no difference"."""
+    from reflexion_bench.analysis import power as pw
+
+    narrow = build_comparison([sweep], n_resamples=300, equivalence_margin=0.05)
+    wide = build_comparison([sweep], n_resamples=300, equivalence_margin=0.9)
+    for a, b in zip(narrow["paired"], wide["paired"], strict=True):
+        va, vb = a["assessment"]["verdict"], b["assessment"]["verdict"]
+        assert va in ("different", "equivalent", "inconclusive")
+        if va == "different":
+            assert a["holm"]["p"] < 0.05 and vb == "different"
+        if va == "equivalent":
+            assert vb == "equivalent"
+        m = a["mcnemar"]
+        psi = (m["only_a"] + m["only_b"]) / m["n"]
+        assert a["assessment"]["discordance"] == pytest.approx(psi)
+        if psi:
+            assert a["assessment"]["detectable_difference"] == pytest.approx(
+                pw.detectable_difference(m["n"], psi)
+            )
+        else:
+            assert a["assessment"]["detectable_difference"] is None
+    assert any(r["assessment"]["verdict"] == "equivalent" for r in wide["paired"])
+    md = render(narrow, "md", ["paired", "strategies"])
+    assert "±5 points" in md and "no difference" not in md.replace(
+        "not evidence of no difference", ""
+    )
+    assert narrow["settings"]["equivalence_margin"] == 0.05
+
+
+def test_report_equivalence_margin_flag(sweep: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        report_cmd.main(
+            [str(sweep), "--table", "paired", "--equivalence-margin", "20", "--no-write"]
+        )
+        == 0
+    )
+    assert "±20 points" in capsys.readouterr().out
+    assert report_cmd.main([str(sweep), "--equivalence-margin", "0", "--no-write"]) == 2
+    assert "points of pass@1" in capsys.readouterr().err
 
 
 def _copy_sweep(sweep: Path, dest: Path) -> Path:
