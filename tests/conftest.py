@@ -34,3 +34,36 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         missing("shared_data", f"needs the shared benchmark data at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def mock_seed_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sweep issue 29 is judged on, run by the real CLI (Hydra multirun, the mock
+    model, the local sandbox): ``reflexion-bench run -m model=mock
+    strategy=simple,reflexion seed=0,1,2 limit=6``, into a temporary results folder.
+    Returns the sweep folder (6 run folders)."""
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("seed_sweep")
+    script = Path(sys.executable).with_name("reflexion-bench")
+    cli = [str(script)] if script.is_file() else [sys.executable, "-m", "reflexion_bench.cli"]
+    proc = subprocess.run(
+        [
+            *cli,
+            "run",
+            "-m",
+            "model=mock",
+            "strategy=simple,reflexion",
+            "seed=0,1,2",
+            "limit=6",
+            f"paths.results_dir={out}",
+            "progress=false",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out / "sweeps" / "default"

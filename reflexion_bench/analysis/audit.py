@@ -844,13 +844,18 @@ def _paired_test(a: list[bool], b: list[bool]) -> dict[str, Any]:
 
 def _power_cells(t: dict[str, Any]) -> str:
     """``detectable | tasks needed`` of one paired test, from its counts."""
-    from reflexion_bench.analysis.power import detectable_difference, tasks_needed
+    from reflexion_bench.analysis.power import POWER, detectable_difference, power, tasks_needed
 
     n, a, b = int(t["n"]), int(t["only_a"]), int(t["only_b"])
     if not n or not a + b:
         return "- | -"
     psi, effect = (a + b) / n, (a - b) / n
-    det = f"{100 * detectable_difference(n, psi):.1f} pts"
+    # None is detectable where even every discordant task on one side stays below 80%.
+    det = (
+        f"{100 * detectable_difference(n, psi):.1f} pts"
+        if power(n, psi, psi) >= POWER
+        else "none (too few discordant)"
+    )
     need = "- (no difference observed)" if effect == 0 else f"{tasks_needed(psi, effect):,}"
     return f"{det} | {need}"
 
@@ -1038,7 +1043,8 @@ def render_markdown(result: dict[str, Any]) -> str:
             if (n := sum(1 for p in result["pairs"] if p.get(key)))
         )
         + "). `detectable`: the smallest paired difference these n tasks detect with 80% "
-        "power at alpha 0.05 given the observed share of discordant tasks; `tasks needed`: "
+        "power at alpha 0.05 given the observed share of discordant tasks (none where even all "
+        "of them on one side would stay below that power); `tasks needed`: "
         "the tasks a comparison needs to detect the observed difference with that power "
         "(Connor's approximation to McNemar's test; `reflexion-bench plan --paper ID`).",
         "",

@@ -29,6 +29,7 @@ import numpy as np
 from reflexion_bench.analysis.answer_key import label_text
 from reflexion_bench.analysis.metrics import hidden_verdict
 from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
+from reflexion_bench.analysis.runs import same_seed
 from reflexion_bench.analysis.stats import (
     bootstrap_ci,
     bootstrap_curve_ci,
@@ -207,7 +208,7 @@ def equal_budget_section(
                 g.records, grid, axis, n_resamples=n_resamples, seed=seed
             )
         comparisons: dict[str, list[dict[str, Any]]] = {}
-        refs = {ref: next((g for g in gs if g.strategy == ref), None) for ref in REFERENCES}
+        ref_rows = {ref: [g for g in gs if g.strategy == ref] for ref in REFERENCES}
         for g in gs:
             v = at_b.get(id(g), {})
             ci = (
@@ -231,7 +232,9 @@ def equal_budget_section(
                 "trials_per_task": data["per_task"].get("trials"),
                 "stop_reasons": stop_reasons(g.records),
             }
-            for ref_name, ref in refs.items():
+            for ref_name, candidates in ref_rows.items():
+                # The reference of g's own seed: seeds are never crossed.
+                ref = same_seed(g, candidates) if candidates else None
                 if ref is None or ref is g:
                     continue
                 rv = at_b.get(id(ref), {})

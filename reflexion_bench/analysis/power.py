@@ -144,6 +144,8 @@ def _power_at(n: int, psi: float, d: float, alpha: float, seeds: int, rho: float
 
     z_a, _ = _z(alpha, 0.5)
     f = design_effect(seeds, rho)
+    if psi - d * d <= 0:  # every task discordant, all one way: no variance left
+        return 1.0 if d * math.sqrt(n) > z_a * math.sqrt(f * psi) else 0.0
     z = (d * math.sqrt(n) - z_a * math.sqrt(f * psi)) / math.sqrt(f * (psi - d * d))
     return float(norm.cdf(z))
 
@@ -237,8 +239,8 @@ DEFAULT_MARGIN = 0.05
 
 
 def assess(
-    a: Sequence[bool],
-    b: Sequence[bool],
+    a: Sequence[bool] | np.ndarray,
+    b: Sequence[bool] | np.ndarray,
     *,
     p_value: float,
     margin: float = DEFAULT_MARGIN,
@@ -251,22 +253,51 @@ def assess(
     Returns the observed discordance, the smallest difference these tasks could detect
     at ``target_power`` given that discordance (None when no task is discordant: no
     information to plan from), the TOST result against ``±margin`` and the one-word
-    verdict (different / equivalent / inconclusive)."""
+    verdict (different / equivalent / inconclusive).
+
+    With several seeds ``a`` and ``b`` are tasks x seeds: TOST runs on the per-task means,
+    and the detectable difference is the planner's with the design effect of the seeds'
+    measured correlation (seeds paired by position for the discordance, as in
+    :func:`pilot`; 1, seeds adding nothing, where it cannot be estimated)."""
     from reflexion_bench.analysis.stats import comparison_verdict, tost_paired
 
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
-    n = int(x.size)
+    if x.ndim == 1:
+        x, y = x[:, None], y[:, None]
+    n, seeds = int(x.shape[0]), int(x.shape[1])
     psi = float((x != y).mean()) if n else 0.0
+    rho = seed_correlation(x - y) if seeds > 1 else None
     detectable = (
-        detectable_difference(n, psi, alpha=alpha, power=target_power) if n and psi > 0 else None
+        detectable_difference(
+            n,
+            psi,
+            alpha=alpha,
+            power=target_power,
+            seeds=seeds,
+            rho=1.0 if rho is None else rho,
+        )
+        if n and psi > 0
+        else None
     )
-    eq = tost_paired(x, y, margin, alpha=alpha) if n >= 2 else None
+    reason = None if detectable is not None else "no discordant task"
+    if detectable is not None:
+        f_rho = 1.0 if rho is None else rho
+        if _power_at(n, psi, psi, alpha, seeds, f_rho) < target_power:
+            # Even every discordant task on one side stays below the target power: no
+            # difference at this discordance is detectable (not "psi is detectable").
+            detectable, reason = None, "too few discordant tasks for any detectable difference"
+    eq = tost_paired(x.mean(axis=1), y.mean(axis=1), margin, alpha=alpha) if n >= 2 else None
     verdict = "inconclusive" if eq is None else comparison_verdict(eq, p_value < alpha)
-    return {
+    out: dict[str, Any] = {
         "verdict": verdict,
         "discordance": psi,
         "detectable_difference": detectable,
+        "detectable_reason": reason,
         "equivalence": None if eq is None else eq.to_dict(),
         "margin": margin,
     }
+    if seeds > 1:
+        out["seeds"] = seeds
+        out["seed_correlation"] = rho
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -279,3 +280,55 @@ def write_comparison(report: dict[str, Any], out_dir: Path) -> list[Path]:
     manifest = out_dir / MANIFEST_NAME
     manifest.write_text(_MANIFEST_HEADER + "".join(f"{n}\n" for n in names), encoding="utf-8")
     return [*written, manifest]
+
+
+_BLOCK = re.compile(
+    r"(<!-- report:(?P<table>\w+)(?P<args>[^>]*?) -->\n)(?P<body>.*?)(<!-- /report -->)", re.S
+)
+
+
+def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
+    """Rewrite every generated block of a study's README from the report.
+
+    A block is ``<!-- report:TABLE [columns=a,b,...] [where=col:value] -->`` ... ``<!--
+    /report -->``: its body becomes that table (the chosen numeric columns, as the
+    Markdown report shows them, with its note). So a study's README quotes its numbers
+    from the report, never by hand, and a rebuild that changes a number changes the
+    README (the committed-reports test compares it byte for byte). Returns whether the
+    file changed; a README without blocks is left alone."""
+    from reflexion_bench.analysis.tables import TABLES, _md_note, display_frame, tables, to_markdown
+
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    frames = tables(report)
+
+    def body(m: re.Match[str]) -> str:
+        name = m.group("table")
+        if name not in TABLES:
+            raise ValueError(f"{readme}: unknown table {name!r} in a report block ({TABLES})")
+        df = frames[name]
+        opts = dict(a.split("=", 1) for a in m.group("args").split() if "=" in a)
+        if "where" in opts and not df.empty:
+            col, value = opts["where"].split(":", 1)
+            df = df[df[col].astype(str) == value]
+        if "columns" in opts and not df.empty:
+            cols = opts["columns"].split(",")
+            unknown = [c for c in cols if c not in df.columns]
+            if unknown:
+                raise ValueError(f"{readme}: table {name} has no column(s) {unknown}")
+            keep = [
+                c
+                for c in df.columns
+                if c in cols or c.removesuffix("_low") in cols or c.removesuffix("_high") in cols
+            ]
+            df = df[[c for c in cols] + [c for c in keep if c not in cols]]
+        md = to_markdown(display_frame(df.reset_index(drop=True))) + _md_note(name, report)
+        return f"{m.group(1)}{md}\n{m.group(5)}"
+
+    new = _BLOCK.sub(body, text)
+    if new == text:
+        return False
+    readme.write_text(new, encoding="utf-8")
+    return True

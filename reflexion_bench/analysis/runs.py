@@ -5,10 +5,18 @@ recursively for ``log.jsonl``). Runs of the same group whose task sets do not ov
 (e.g. shards of one experiment) are pooled into one group; runs that repeat tasks
 (seeds, replicates) stay separate rows, labelled by folder name, and so do a ``clean``
 and an ``answer-in-loop`` run (:mod:`reflexion_bench.analysis.answer_key`).
+
+**Seeds.** Rows that differ only in ``seed`` (their ``config.yaml`` equal in every key
+that changes results but ``seed``/``generate.seed``, the same answer key) form a
+:class:`SeedSet`, one per configuration (:func:`seed_sets`): the report's ``seeds``
+table and its paired comparisons are over those sets, so seed i of one configuration is
+never compared with seed j of another. A run without ``config.yaml`` (an imported log)
+is a set of its own.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,11 +61,31 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
 
 @dataclass
 class Run:
-    """One run folder's effective records and summary."""
+    """One run folder's effective records and summary (and its saved config, if any)."""
 
     path: Path
     records: list[dict[str, Any]]
     summary: dict[str, Any]
+    config: dict[str, Any] | None = None
+
+    @property
+    def seed(self) -> int | None:
+        """The run's seed: ``generate.seed`` where set, else ``seed`` (from config.yaml,
+        else from the records' ``meta``); None where unknown or mixed."""
+        if self.config is not None:
+            gen = self.config.get("generate") or {}
+            value = gen.get("seed") if isinstance(gen, dict) else None
+            if value is None:
+                value = self.config.get("seed")
+            return value if isinstance(value, int) else None
+        seeds = {(r.get("meta") or {}).get("seed") for r in self.records}
+        (only,) = seeds if len(seeds) == 1 else (None,)
+        return only if isinstance(only, int) else None
+
+    @property
+    def config_key(self) -> str | None:
+        """Every result-changing key of config.yaml but the seed (None without one)."""
+        return None if self.config is None else configuration_key(self.config)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -67,6 +95,29 @@ class Run:
     @property
     def task_ids(self) -> set[str]:
         return {str(r["task_id"]) for r in self.records}
+
+
+_SEED_KEYS = ("seed", "generate.seed")
+
+
+def configuration_key(config: dict[str, Any]) -> str:
+    """Every result-changing key of a saved config but the seed, as canonical JSON: runs
+    with equal keys are one configuration under different seeds."""
+    from reflexion_bench.runner.resume_guard import result_config
+
+    keys = result_config(config)
+    for k in _SEED_KEYS:
+        keys.pop(k, None)
+    return json.dumps(keys, sort_keys=True, default=str)
+
+
+def configuration_group(config: dict[str, Any]) -> str:
+    """A short name shared by the seeds of one configuration (the W&B group): the run's
+    ``name`` and a digest of :func:`configuration_key`."""
+    import hashlib
+
+    digest = hashlib.sha256(configuration_key(config).encode()).hexdigest()[:10]
+    return f"{config.get('name') or 'run'}-{digest}"
 
 
 def _label(value: Any) -> str:
@@ -82,7 +133,19 @@ def load_run(path: Path) -> Run:
     records = with_rescore(load_run_records(path), path)
     summary = summarize(records)
     summary["answer_key"] = run_answer_key(records, [path])
-    return Run(path=path, records=records, summary=summary)
+    return Run(path=path, records=records, summary=summary, config=read_config(path))
+
+
+def read_config(path: Path) -> dict[str, Any] | None:
+    import yaml
+
+    from reflexion_bench.runner.resume_guard import CONFIG_NAME
+
+    try:
+        data = yaml.safe_load((path / CONFIG_NAME).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # no config (an imported log) or unreadable: a set of its own
+    return data if isinstance(data, dict) else None
 
 
 def _answer_label(summary: dict[str, Any]) -> str:
@@ -108,6 +171,89 @@ class Group:
     @property
     def name(self) -> str:
         return self.label or self.strategy
+
+    @property
+    def seed(self) -> int | None:
+        """The seed all its runs share (None where unknown or mixed)."""
+        seeds = {r.seed for r in self.runs}
+        (only,) = seeds if len(seeds) == 1 else (None,)
+        return only
+
+    @property
+    def config_key(self) -> str | None:
+        keys = {r.config_key for r in self.runs}
+        (only,) = keys if len(keys) == 1 else (None,)
+        return only
+
+
+@dataclass
+class SeedSet:
+    """One configuration run under several seeds: one :class:`Group` per seed."""
+
+    benchmark: str
+    strategy: str
+    model: str
+    members: list[Group]
+    label: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.label or self.strategy
+
+    @property
+    def seeds(self) -> list[int | None]:
+        return [g.seed for g in self.members]
+
+    @property
+    def n_seeds(self) -> int:
+        return len(self.members)
+
+
+def same_seed(g: Group, candidates: Sequence[Group]) -> Group | None:
+    """The reference row to compare ``g`` with: the one of ``g``'s seed; the only one
+    where there is just one (no seeds to confuse); else none (seed i of one strategy is
+    never the control of seed j of another)."""
+    same = [c for c in candidates if c.seed is not None and c.seed == g.seed]
+    if same:
+        return same[0]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def seed_sets(groups: Sequence[Group]) -> list[SeedSet]:
+    """The groups as configurations: rows of one benchmark x strategy x model with the
+    same result-changing config but the seed, the same answer key and distinct known
+    seeds are one set (members sorted by seed); every other row is a set of one.
+    Labels: the strategy, or with several sets of one strategy in a benchmark x model,
+    each set's row labels (its folders)."""
+    sets: list[SeedSet] = []
+    open_sets: dict[tuple[str, ...], list[SeedSet]] = {}
+    for g in groups:
+        ck, seed = g.config_key, g.seed
+        if ck is None or seed is None:
+            sets.append(SeedSet(g.benchmark, g.strategy, g.model, [g]))
+            continue
+        key = (*g.key, _answer_label(g.summary), ck)
+        candidates = open_sets.setdefault(key, [])
+        target = next((s for s in candidates if seed not in s.seeds), None)
+        if target is None:
+            target = SeedSet(g.benchmark, g.strategy, g.model, [])
+            candidates.append(target)
+            sets.append(target)
+        target.members.append(g)
+    for st in sets:
+        st.members.sort(key=lambda g: -1 if g.seed is None else g.seed)
+    count: dict[tuple[str, str, str], int] = {}
+    for st in sets:
+        k = (st.benchmark, st.strategy, st.model)
+        count[k] = count.get(k, 0) + 1
+    for st in sets:
+        if count[(st.benchmark, st.strategy, st.model)] > 1:
+            st.label = " + ".join(g.name for g in st.members)
+            if st.n_seeds > 1:
+                st.label = f"{st.strategy} (seeds {', '.join(map(str, st.seeds))}: " + (
+                    ", ".join(r.path.name for g in st.members for r in g.runs) + ")"
+                )
+    return sets
 
 
 def group_runs(runs: Sequence[Run]) -> list[Group]:

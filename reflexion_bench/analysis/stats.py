@@ -9,7 +9,10 @@ functions are deterministic given ``seed``.
 - :func:`mcnemar_exact`: McNemar's test on two strategies' verdicts for the same
   tasks, exact form (a two-sided binomial test on the discordant pairs, scipy).
 - :func:`paired_bootstrap_diff`: bootstrap interval of the difference of two success
-  rates measured on the same tasks, resampling tasks jointly.
+  rates measured on the same tasks, resampling tasks jointly (per-task means over seeds
+  with several seeds: the task stays the unit).
+- :func:`sign_flip_exact`: the exact paired permutation test of per-task mean
+  differences over seeds; McNemar's exact test at one seed.
 """
 
 from __future__ import annotations
@@ -126,6 +129,58 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> McNemar:
     )
 
 
+@dataclass(frozen=True)
+class SignFlip:
+    """Exact paired sign-flip (permutation) test on per-task mean differences."""
+
+    n: int
+    seeds: int  # S_a * S_b: the per-task differences are multiples of 1/seeds
+    nonzero: int  # tasks whose mean difference is not 0 (the discordant tasks at 1 seed)
+    statistic: float  # sum of the per-task mean differences
+    p_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def sign_flip_exact(a: np.ndarray, b: np.ndarray) -> SignFlip:
+    """Are A and B exchangeable within each task? ``a``/``b`` are tasks x seeds verdicts.
+
+    The unit is the task: ``d_t`` is task t's mean verdict over A's seeds minus over
+    B's (the seeds need not be paired with each other, nor as many on each side). Under H0 (A and B exchangeable
+    within a task) each ``d_t`` is as likely as ``-d_t``, so the p-value is the share of
+    the ``2^n`` sign assignments whose ``|sum|`` reaches the observed one, computed
+    exactly by convolution over the integers ``S * |d_t|`` (S seeds) rather than by
+    sampling. At one seed it is the exact McNemar test (two-sided binomial at 1/2 on
+    the discordant tasks). It treats each task once however many seeds it has, so
+    repeated seeds of one task are never counted as independent evidence.
+    """
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.ndim == 1:
+        x = x[:, None]
+    if y.ndim == 1:
+        y = y[:, None]
+    if x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError("sign_flip_exact needs verdicts for the same, non-empty tasks")
+    sa, sb = x.shape[1], y.shape[1]
+    seeds = sa * sb
+    # d_t * S_a * S_b is an integer (sums over seeds), so the null distribution is exact.
+    units = np.rint(x.sum(axis=1) * sb - y.sum(axis=1) * sa).astype(int)
+    observed = int(units.sum())
+    mags = np.abs(units[units != 0])
+    total = int(mags.sum())
+    if total == 0:
+        return SignFlip(int(x.shape[0]), seeds, 0, 0.0, 1.0)
+    dist = np.zeros(2 * total + 1)
+    dist[total] = 1.0  # index = sum + total
+    for m in mags:
+        dist = 0.5 * (np.roll(dist, int(m)) + np.roll(dist, -int(m)))
+    sums = np.arange(-total, total + 1)
+    p = float(dist[np.abs(sums) >= abs(observed)].sum())
+    return SignFlip(int(x.shape[0]), seeds, int(mags.size), observed / seeds, min(1.0, p))
+
+
 def paired_bootstrap_diff(
     a: Sequence[float],
     b: Sequence[float],
@@ -196,8 +251,12 @@ def tost_paired(
 ) -> Equivalence:
     """TOST on per-task paired differences ``a - b`` (paired t, Schuirmann 1987).
 
-    With no variance at all (every task's difference the same) the difference is known
-    exactly: equivalent (p 0) when it lies strictly inside the margin, else p 1."""
+    With no variance at all the t-test is degenerate. Where every difference is 0 (no
+    discordant task), the test is exact instead: an effect of ``margin`` needs at least a
+    share ``margin`` of discordant tasks, and seeing none of ``n`` then has probability
+    at most ``(1 - margin)**n``, the p-value; the interval is ``±(1 - alpha**(1/n))``,
+    the exact one-sided upper bound on that share (so 40 tasks with no discordant one
+    bound the difference by 7.2 points, not 0). Any other constant difference is p 1."""
     from scipy.stats import t as student_t
 
     x = np.asarray(a, dtype=float)
@@ -211,13 +270,17 @@ def tost_paired(
     mean = float(d.mean())
     se = float(d.std(ddof=1)) / np.sqrt(n)
     if se == 0:
-        p = 0.0 if abs(mean) < margin else 1.0
-        return Equivalence(mean, mean, mean, margin, alpha, p, n)
+        if mean == 0:
+            bound = 1.0 - alpha ** (1.0 / n)
+            return Equivalence(0.0, -bound, bound, margin, alpha, (1.0 - margin) ** n, n)
+        return Equivalence(mean, mean, mean, margin, alpha, 1.0, n)
     df = n - 1
     p_low = float(student_t.sf((mean + margin) / se, df))  # H0: d <= -margin
     p_high = float(student_t.cdf((mean - margin) / se, df))  # H0: d >= margin
     q = float(student_t.ppf(1 - alpha, df))
-    return Equivalence(mean, mean - q * se, mean + q * se, margin, alpha, max(p_low, p_high), n)
+    return Equivalence(
+        mean, float(mean - q * se), float(mean + q * se), margin, alpha, max(p_low, p_high), n
+    )
 
 
 def comparison_verdict(equivalence: Equivalence, different: bool) -> str:

@@ -63,13 +63,15 @@ from reflexion_bench.analysis.paper import (
     unpublished_note,
 )
 from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
-from reflexion_bench.analysis.runs import Group
+from reflexion_bench.analysis.runs import Group, SeedSet, same_seed, seed_sets
+from reflexion_bench.analysis.seeds import seed_row, seed_warnings, verdict_table
 from reflexion_bench.analysis.stats import (
     DEFAULT_RESAMPLES,
     Interval,
     bootstrap_curve_ci,
     mcnemar_exact,
     paired_bootstrap_diff,
+    sign_flip_exact,
 )
 
 TABLES = (
@@ -83,6 +85,7 @@ TABLES = (
     "rewrites",
     "elapsed",
     "strategies",
+    "seeds",
 )
 TITLES = {
     "main": "Success (first try, final), fixes/breaks and cost",
@@ -95,6 +98,7 @@ TITLES = {
     "rewrites": "Correct programs the self-tests rejected: what the loop made of them",
     "elapsed": "Wall-clock time with trials in flight, and tasks solved per hour",
     "strategies": "Strategies at equal budget: pass@1 at the budget, paired tests vs retry and reflexion (Holm)",
+    "seeds": "Configurations over seeds: pass@1 mean ± sd across seeds, task-level interval, pass^k",
 }
 
 
@@ -237,41 +241,68 @@ def _clusters(groups: Sequence[Group]) -> dict[tuple[str, str], list[Group]]:
     return out
 
 
+def _set_clusters(sets: Sequence[SeedSet]) -> dict[tuple[str, str], list[SeedSet]]:
+    out: dict[tuple[str, str], list[SeedSet]] = {}
+    for st in sets:
+        out.setdefault((st.benchmark, st.model), []).append(st)
+    return out
+
+
 def _paired(
-    groups: Sequence[Group], *, n_resamples: int, seed: int, margin: float = DEFAULT_MARGIN
+    sets: Sequence[SeedSet], *, n_resamples: int, seed: int, margin: float = DEFAULT_MARGIN
 ) -> list[dict[str, Any]]:
+    """Every pair of configurations of one benchmark x model, paired by task over all
+    their seeds (a configuration of one seed is one run: McNemar's exact test)."""
     rows = []
-    for (bench, model), gs in _clusters(groups).items():
-        verdicts = {id(g): _task_verdicts(g) for g in gs}
+    for (bench, model), sts in _set_clusters(sets).items():
+        tables_ = {id(st): verdict_table(st) for st in sts}
         family: list[dict[str, Any]] = []
-        samples: list[tuple[list[bool], list[bool]]] = []
-        for a, b in itertools.combinations(gs, 2):
-            va, vb = verdicts[id(a)], verdicts[id(b)]
-            common = [t for t in va if t in vb and va[t][1] is not None and vb[t][1] is not None]
+        samples: list[tuple[np.ndarray, np.ndarray]] = []
+        for a, b in itertools.combinations(sts, 2):
+            (ta, xa_all), (tb, xb_all) = tables_[id(a)], tables_[id(b)]
+            index_b = {t: i for i, t in enumerate(tb)}
+            common = [(i, index_b[t]) for i, t in enumerate(ta) if t in index_b]
             if not common:
                 continue
-            xa = [bool(va[t][1]) for t in common]
-            xb = [bool(vb[t][1]) for t in common]
-            test = mcnemar_exact(xa, xb)
-            diff = paired_bootstrap_diff(xa, xb, n_resamples=n_resamples, seed=seed)
-            rows.append(
-                {
-                    "benchmark": bench,
-                    "model": model,
-                    "a": a.name,
-                    "b": b.name,
-                    "n_common": len(common),
-                    "final_a": float(np.mean(xa)),
-                    "final_b": float(np.mean(xb)),
-                    "diff": diff.to_dict(),
-                    "mcnemar": test.to_dict(),
+            xa = xa_all[[i for i, _ in common]]
+            xb = xb_all[[j for _, j in common]]
+            ma, mb = xa.mean(axis=1), xb.mean(axis=1)
+            diff = paired_bootstrap_diff(ma, mb, n_resamples=n_resamples, seed=seed)
+            row: dict[str, Any] = {
+                "benchmark": bench,
+                "model": model,
+                "a": a.name,
+                "b": b.name,
+                "n_common": len(common),
+                "seeds_a": a.n_seeds,
+                "seeds_b": b.n_seeds,
+                "final_a": float(ma.mean()),
+                "final_b": float(mb.mean()),
+                "diff": diff.to_dict(),
+            }
+            if a.n_seeds == b.n_seeds == 1:
+                mc = mcnemar_exact([bool(v) for v in xa[:, 0]], [bool(v) for v in xb[:, 0]])
+                row["mcnemar"] = mc.to_dict()
+                row["test"] = {
+                    "name": "mcnemar_exact",
+                    "p_value": mc.p_value,
+                    "favour_a": mc.only_a,
+                    "favour_b": mc.only_b,
                 }
-            )
-            family.append(rows[-1])
+            else:
+                sf = sign_flip_exact(xa, xb)
+                row["test"] = {
+                    "name": "sign_flip_exact",
+                    "p_value": sf.p_value,
+                    "favour_a": int((ma > mb).sum()),
+                    "favour_b": int((ma < mb).sum()),
+                }
+            rows.append(row)
+            family.append(row)
             samples.append((xa, xb))
         # Holm (the strategies table's function) over the family of every pair of this
         # benchmark x model: the pairs tested together (no pair spans two clusters).
-        adjusted = holm([r["mcnemar"]["p_value"] for r in family])
+        adjusted = holm([r["test"]["p_value"] for r in family])
         for row, adj, (xa, xb) in zip(family, adjusted, samples, strict=True):
             row["holm"] = {"p": adj, "family": f"{bench} / {model}", "m": len(family)}
             # "different" only where the family-wise test says so.
@@ -286,9 +317,12 @@ def _trial1_identity(groups: Sequence[Group]) -> dict[int, dict[str, Any]]:
     for gs in _clusters(groups).values():
         if len(gs) < 2:
             continue
-        ref = next((g for g in gs if g.strategy == "reflexion"), gs[0])
-        ref_v = _task_verdicts(ref)
+        refs = [g for g in gs if g.strategy == "reflexion"] or [gs[0]]
         for g in gs:
+            ref = same_seed(g, refs)
+            if ref is None:
+                continue
+            ref_v = _task_verdicts(ref)
             v = _task_verdicts(g)
             common = [
                 t for t in v if t in ref_v and v[t][2] is not None and ref_v[t][2] is not None
@@ -351,9 +385,21 @@ def build_report(
     for g in groups:
         if id(g) in identity:
             gdata[id(g)]["trial1_identity"] = identity[id(g)]
+    sets = seed_sets(groups)
+    # The seeds table exists where some configuration ran under several seeds; then
+    # every configuration has a row (one seed: n_seeds 1, no spread).
+    seed_rows = (
+        [seed_row(st, n_resamples=n_resamples, seed=seed) for st in sets]
+        if any(st.n_seeds > 1 for st in sets)
+        else []
+    )
+    for g in groups:
+        gdata[id(g)]["seed"] = g.seed
     report: dict[str, Any] = {
         "groups": [gdata[id(g)] for g in groups],
-        "paired": _paired(groups, n_resamples=n_resamples, seed=seed, margin=equivalence_margin),
+        "seeds": seed_rows,
+        "seed_warnings": seed_warnings(seed_rows),
+        "paired": _paired(sets, n_resamples=n_resamples, seed=seed, margin=equivalence_margin),
         "budget": _budget_rows(groups, gdata, axis, budget),
         "strategies": equal_budget_section(
             groups,
@@ -493,6 +539,9 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
             )
     curve = pd.DataFrame(curve_rows)
 
+    multi_seed = any(
+        int(r.get("seeds_a") or 1) > 1 or int(r.get("seeds_b") or 1) > 1 for r in report["paired"]
+    )
     paired = pd.DataFrame(
         [
             {
@@ -506,9 +555,12 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 "diff": r["diff"]["estimate"],
                 "diff_low": r["diff"]["low"],
                 "diff_high": r["diff"]["high"],
-                "only_a": r["mcnemar"]["only_a"],
-                "only_b": r["mcnemar"]["only_b"],
-                "mcnemar_p": r["mcnemar"]["p_value"],
+                **(
+                    {"seeds_a": r.get("seeds_a"), "seeds_b": r.get("seeds_b")} if multi_seed else {}
+                ),
+                "only_a": r["test"]["favour_a"],
+                "only_b": r["test"]["favour_b"],
+                "mcnemar_p": r["test"]["p_value"],
                 "mcnemar_p_holm": (r.get("holm") or {}).get("p"),
                 "holm_m": (r.get("holm") or {}).get("m"),
                 "verdict": (r.get("assessment") or {}).get("verdict"),
@@ -659,7 +711,39 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
         "rewrites": pd.DataFrame(rewrite_rows),
         "elapsed": pd.DataFrame(elapsed_rows),
         "strategies": _strategies_frame(report),
+        "seeds": _seeds_frame(report),
     }
+
+
+def _seeds_frame(report: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for r in report.get("seeds") or []:
+        p1, hat, at = r.get("pass1") or {}, r.get("pass_hat_k") or {}, r.get("pass_at_k") or {}
+        rows.append(
+            {
+                "benchmark": r["benchmark"],
+                "model": r["model"],
+                "strategy": r["strategy"],
+                "n_seeds": r["n_seeds"],
+                "seeds": ", ".join(map(str, r["seeds"])),
+                "n": r["n_tasks"],
+                "pass1_mean": r.get("pass1_mean"),
+                "pass1_sd": r.get("pass1_sd"),
+                "pass1_task": p1.get("estimate"),
+                "pass1_task_low": p1.get("low"),
+                "pass1_task_high": p1.get("high"),
+                "pass_hat_k": hat.get("estimate"),
+                "pass_hat_k_low": hat.get("low"),
+                "pass_hat_k_high": hat.get("high"),
+                "pass_at_k": at.get("estimate"),
+                "pass_at_k_low": at.get("low"),
+                "pass_at_k_high": at.get("high"),
+                "first_try_mean": r.get("first_try_mean"),
+                "first_try_sd": r.get("first_try_sd"),
+                "cannot_differ": r.get("cannot_differ"),
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _strategies_frame(report: dict[str, Any]) -> pd.DataFrame:
@@ -729,6 +813,13 @@ _SHARE_COLS = {
     "detectable",
     "detectable_vs_retry",
     "detectable_vs_reflexion",
+    "pass1_mean",
+    "pass1_sd",
+    "pass1_task",
+    "pass_hat_k",
+    "pass_at_k",
+    "first_try_mean",
+    "first_try_sd",
 }
 _HEADERS = {
     "first_try_plus": "first try (plus)",
@@ -788,6 +879,17 @@ _HEADERS = {
     "verdict_vs_reflexion": "verdict vs reflexion",
     "detectable_vs_reflexion": "detectable difference vs reflexion",
     "stop_reasons": "why tasks stopped",
+    "n_seeds": "seeds (n)",
+    "pass1_mean": "pass@1 mean over seeds",
+    "pass1_sd": "pass@1 sd across seeds",
+    "pass1_task": "pass@1 over tasks",
+    "pass_hat_k": "pass^k (every seed)",
+    "pass_at_k": "pass@k (some seed)",
+    "first_try_mean": "first try mean",
+    "first_try_sd": "first try sd",
+    "cannot_differ": "cannot differ",
+    "seeds_a": "seeds A",
+    "seeds_b": "seeds B",
     "dollars_per_task": "$/task",
     "wall_per_task": "wall s/task",
     "trial_1_common": "common tasks",
@@ -951,7 +1053,16 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " (A - B: final pass@1 of A minus B's on the tasks both ran, paired bootstrap 95%"
             " CI; McNemar p: exact test on the discordant tasks; Holm p: McNemar p"
             " Holm-adjusted over its family, every pair of the same benchmark x model:"
-            f" {sizes}; " + _verdict_note(report) + ")"
+            f" {sizes}; " + _seeds_note(report) + _verdict_note(report) + ")"
+        )
+    if name == "seeds" and report.get("seeds"):
+        return (
+            " (one row per configuration: runs whose config differs only in the seed;"
+            " pass@1 mean ± sd: each seed's pass@1 averaged over seeds, sd across seeds;"
+            " pass@1 over tasks: each task's mean verdict over seeds, 95% bootstrap CI"
+            " resampling tasks (the task is the unit, not task x seed); pass^k: tasks"
+            " every seed solves; pass@k: tasks some seed solves; over the tasks every seed"
+            " finished with a verdict; cannot differ: why the seeds repeat one another)"
         )
     if name == "main":
         return (
@@ -964,6 +1075,20 @@ def _note(name: str, report: dict[str, Any]) -> str:
     return ""
 
 
+def _seeds_note(report: dict[str, Any]) -> str:
+    if not any(
+        int(r.get("seeds_a") or 1) > 1 or int(r.get("seeds_b") or 1) > 1 for r in report["paired"]
+    ):
+        return ""
+    return (
+        "a configuration run under several seeds is one row, paired with another by task"
+        " over all their seeds: A and B are each task's mean verdict over seeds, only A /"
+        " only B the tasks whose mean favours A / B, and the p-value the exact sign-flip"
+        " test on the per-task mean differences (McNemar's exact test where both have one"
+        " seed); "
+    )
+
+
 def _verdict_note(report: dict[str, Any]) -> str:
     margin = float(report["settings"].get("equivalence_margin", DEFAULT_MARGIN))
     return (
@@ -972,7 +1097,9 @@ def _verdict_note(report: dict[str, Any]) -> str:
         " (--equivalence-margin); otherwise inconclusive: the data can tell neither, which is"
         " not evidence of no difference; detectable difference: the smallest paired"
         " difference these tasks detect with 80% power at alpha 0.05 given the observed"
-        " share of discordant tasks (Connor's approximation to McNemar; reflexion-bench plan)"
+        " share of discordant tasks (Connor's approximation to McNemar; reflexion-bench plan),"
+        " blank where these tasks cannot reach that power at any difference: no discordant"
+        " task, or so few that even all of them on one side would not reach it"
     )
 
 
@@ -1018,6 +1145,9 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
     note = _note(name, report).strip(" ()")
     if note:
         lines.append(note)
+    if name == "seeds":
+        for warning in report.get("seed_warnings") or []:
+            lines.append(f"**{warning}**")
     if name == "main":
         lines.append(
             "Shares in %, [95% bootstrap CI over tasks]; published rows are the paper's printed figures."

@@ -195,12 +195,16 @@ def render(p: dict[str, Any]) -> str:
         )
     if "detectable_difference" in p:
         dd = p["detectable_difference"]
-        capped = (
-            " (every discordant task on one side: nothing smaller)"
-            if dd >= p["discordance"]
-            else ""
-        )
-        lines.append(f"detectable difference at {p['tasks']} tasks: {100 * dd:.1f} points{capped}")
+        if dd >= p["discordance"]:
+            # detectable_difference returns the discordance when even every discordant
+            # task on one side stays below the power: then nothing is detectable.
+            lines.append(
+                f"detectable difference at {p['tasks']} tasks: none: at discordance "
+                f"{p['discordance']:.3f} even a {100 * dd:.1f}-point difference (every "
+                "discordant task on one side) stays below the target power"
+            )
+        else:
+            lines.append(f"detectable difference at {p['tasks']} tasks: {100 * dd:.1f} points")
     if "tasks_needed" in p:
         lines.append(
             f"effect {100 * abs(p['effect']):.1f} points: {p['tasks_needed']} tasks needed"

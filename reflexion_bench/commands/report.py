@@ -18,6 +18,11 @@ run and from any folder (no dates, versions or absolute paths; run folders are n
 relative to DIR). DIR ends up holding exactly what the command writes: files of the
 previous manifest that it no longer writes are deleted, and any other file found in DIR
 (one the command never wrote, e.g. a hand-written README) is left alone with a warning.
+
+With ``--out DIR``, the README.md beside DIR (DIR/../README.md, a study's) has its
+generated blocks refreshed: ``<!-- report:TABLE [columns=a,b] [where=col:value] -->``
+... ``<!-- /report -->`` become that table of this report, so the study's prose never
+types a number the report computes.
 """
 
 from __future__ import annotations
@@ -129,14 +134,24 @@ def main(argv: list[str]) -> int:
         equivalence_margin=args.equivalence_margin / 100,
     )
     report["provenance_warnings"] = provenance_warnings
+    for warning in report.get("seed_warnings") or []:
+        print(warning, file=sys.stderr)
     fmt = args.format or "md"
     which = args.table or (["main"] if fmt == "csv" else None)
     sys.stdout.write(render(report, fmt, which))
     if args.out:
-        from reflexion_bench.analysis.report import foreign_files
+        from reflexion_bench.analysis.report import foreign_files, refresh_readme_blocks
 
         written = write_comparison(report, args.out)
         print(f"wrote {len(written)} files into {args.out}", file=sys.stderr)
+        # The study's README beside the report quotes its numbers from generated blocks.
+        readme = args.out.parent / "README.md"
+        try:
+            if refresh_readme_blocks(report, readme):
+                print(f"refreshed the report blocks of {readme}", file=sys.stderr)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         # The folder should be exactly what the command writes; the report's own stale
         # files are already gone (manifest.txt), anyone else's are named, never deleted.
         for name in foreign_files(args.out, written):

@@ -125,6 +125,7 @@ class TaskState:
                     finish_reason="error",
                     error=f"{type(exc).__name__}: {exc}",
                     retries=int(getattr(exc, "retries", 0)),
+                    temperature=cfg.temperature,
                 )
             )
             raise
@@ -147,6 +148,7 @@ class TaskState:
                 system_fingerprint=out.system_fingerprint,
                 reply_chars=out.reply_chars,
                 max_reply_chars=None if out.reply_chars is None else cfg.max_reply_chars,
+                temperature=cfg.temperature,
             )
         )
         return out

@@ -100,6 +100,9 @@ class ModelCall:
     reply_chars: int | None = None
     """Set when the reply was cut: its full length, and the cap it was cut at."""
     max_reply_chars: int | None = None
+    temperature: float | None = None
+    """The sampling temperature asked for: the report tells seeds that cannot differ
+    (every call greedy) from seeds that could."""
 
 
 @dataclass

@@ -120,6 +120,12 @@ def _free(key: str) -> bool:
     return key.rsplit(".", 1)[-1] in FREE_LEAVES
 
 
+def result_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The keys of a saved config that change results (flattened, the free ones left
+    out): what two runs must share to be the same experiment."""
+    return {k: v for k, v in _flatten(config).items() if not _free(k)}
+
+
 def config_diffs(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """Keys whose values differ between two saved configs, less the free ones."""
     a, b = _flatten(old), _flatten(new)

@@ -51,6 +51,7 @@ def _replayed_call(call: dict[str, Any]) -> ModelCall:
         cached=True,
         served_model=call.get("served_model"),
         system_fingerprint=call.get("system_fingerprint"),
+        temperature=call.get("temperature"),
     )
 
 

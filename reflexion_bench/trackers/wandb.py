@@ -313,18 +313,29 @@ class WandbTracker:
             run.log_artifact(art)
 
     def _init(self, wandb: Any, run_dir: Path, wandb_dir: Path) -> Any:
+        config = self._config(run_dir)
         return wandb.init(
             project=self.project,
             entity=self.entity,
             name=self.name or run_dir.name,
-            group=self.group,
+            group=self.group or self._configuration_group(config),
             tags=self.tags or None,
-            config=self._config(run_dir),
+            config=config,
             dir=str(wandb_dir),
             mode=_mode(self.mode or os.environ.get("WANDB_MODE") or "online"),
             job_type="run",
             settings=_settings(wandb, self.init_timeout_s),
         )
+
+    @staticmethod
+    def _configuration_group(config: dict[str, Any]) -> str | None:
+        """Without ``logger.group``: one group per configuration, so the seeds of a sweep
+        land in one W&B group (W&B's grouped runs show their mean and spread)."""
+        if not config:
+            return None
+        from reflexion_bench.analysis.runs import configuration_group
+
+        return configuration_group(config)
 
     def close(self) -> None:
         if self.run is not None:

@@ -182,6 +182,7 @@ _CALL_KEYS = (
     "latency_s",
     "cost_usd",
     "cached",
+    "temperature",
     "retries",
     "error",
     "finish_reason",
@@ -590,7 +591,30 @@ class Catalog:
             }
             for k, v in jobs.items()
         ]
-        return {"runs": runs, "jobs_without_log": pending}
+        return {
+            "runs": runs,
+            "jobs_without_log": pending,
+            "configurations": self.configurations(),
+        }
+
+    def configurations(self) -> list[dict[str, Any]]:
+        """The sweep page's seeds table: each configuration run under several seeds
+        (``report``'s ``seeds`` rows, the same function), with the ids of its runs."""
+        from reflexion_bench.analysis.runs import Run, group_runs, read_config, seed_sets
+        from reflexion_bench.analysis.seeds import seed_row
+
+        views = {d.resolve(): i for i, d in enumerate(self.dirs)}
+        runs = []
+        for i, d in enumerate(self.dirs):
+            v = self.run(i)
+            runs.append(Run(path=d, records=v.records, summary=v.summary, config=read_config(d)))
+        sets = [st for st in seed_sets(group_runs(runs)) if st.n_seeds > 1]
+        out = []
+        for st in sets:
+            row = seed_row(st, n_resamples=self.n_resamples, seed=self.seed)
+            row["run_ids"] = [views[r.path.resolve()] for g in st.members for r in g.runs]
+            out.append(row)
+        return out
 
     def run_page(self, i: int, *, with_intervals: bool = False) -> dict[str, Any]:
         return {"id": i, **self.run(i).page(with_intervals=with_intervals)}

@@ -57,8 +57,15 @@ def test_tost_matches_statsmodels() -> None:
 
 def test_tost_verdicts() -> None:
     same = [1.0] * 30 + [0.0] * 10
-    # Identical verdicts: the difference is exactly 0, equivalent at any margin.
-    assert tost_paired(same, same, 0.05).equivalent
+    # Identical verdicts on 40 tasks: no discordant task, but 40 tasks only bound the
+    # discordance by 1 - 0.05**(1/40) = 7.2 points (exact): not equivalent within ±5,
+    # equivalent within ±10; 59 tasks are the fewest that show ±5 this way.
+    eq0 = tost_paired(same, same, 0.05)
+    assert not eq0.equivalent and eq0.high == pytest.approx(0.0722, abs=1e-4)
+    assert eq0.p_value == pytest.approx(0.95**40)
+    assert tost_paired(same, same, 0.10).equivalent
+    assert not tost_paired([1.0] * 58, [1.0] * 58, 0.05).equivalent
+    assert tost_paired([1.0] * 59, [1.0] * 59, 0.05).equivalent
     # 40 tasks, 8 discordant split 4/4: mean 0 but the interval is wider than ±5 points.
     a, b = _pairs(26, 4, 4, 6)
     eq = tost_paired(np.array(a, float), np.array(b, float), 0.05)

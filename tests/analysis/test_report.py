@@ -253,12 +253,15 @@ def test_every_comparison_has_a_verdict_and_a_detectable_difference(sweep: Path)
         m = a["mcnemar"]
         psi = (m["only_a"] + m["only_b"]) / m["n"]
         assert a["assessment"]["discordance"] == pytest.approx(psi)
-        if psi:
+        if psi and pw.power(m["n"], psi, psi) >= 0.8:
             assert a["assessment"]["detectable_difference"] == pytest.approx(
                 pw.detectable_difference(m["n"], psi)
             )
         else:
+            # No discordant task, or too few for even all of them on one side to be
+            # detected with 80% power: nothing is detectable, never "psi is".
             assert a["assessment"]["detectable_difference"] is None
+            assert a["assessment"]["detectable_reason"]
     assert any(r["assessment"]["verdict"] == "equivalent" for r in wide["paired"])
     md = render(narrow, "md", ["paired", "strategies"])
     assert "±5 points" in md and "no difference" not in md.replace(
@@ -277,6 +280,36 @@ def test_report_equivalence_margin_flag(sweep: Path, capsys: pytest.CaptureFixtu
     assert "±20 points" in capsys.readouterr().out
     assert report_cmd.main([str(sweep), "--equivalence-margin", "0", "--no-write"]) == 2
     assert "points of pass@1" in capsys.readouterr().err
+
+
+def test_study_readme_blocks_are_written_by_the_report(
+    sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A study's README quotes the report through generated blocks, never by hand."""
+    study = _copy_sweep(sweep, tmp_path)
+    readme = study / "README.md"
+    readme.write_text(
+        "# Study\n\nProse.\n\n"
+        "<!-- report:paired columns=a,b,diff,verdict -->\nstale 99.9\n<!-- /report -->\n\nEnd.\n"
+    )
+    assert report_cmd.main([str(study), "--out", str(study / "report"), "--resamples", "300"]) == 0
+    text = readme.read_text()
+    assert (
+        "stale 99.9" not in text
+        and text.startswith("# Study\n\nProse.")
+        and text.endswith("End.\n")
+    )
+    report = build_comparison([study], n_resamples=300)
+    first = report["paired"][0]
+    row = f"| {first['a']} | {first['b']} | {100 * first['diff']['estimate']:.1f} ["
+    assert row in text and first["assessment"]["verdict"] in text
+    # Rebuilt again: the same bytes (the committed-reports test relies on it).
+    before = readme.read_bytes()
+    assert report_cmd.main([str(study), "--out", str(study / "report"), "--resamples", "300"]) == 0
+    assert readme.read_bytes() == before
+    readme.write_text("<!-- report:nosuch -->\n<!-- /report -->\n")
+    assert report_cmd.main([str(study), "--out", str(study / "report"), "--resamples", "300"]) == 2
+    assert "unknown table 'nosuch'" in capsys.readouterr().err
 
 
 def _copy_sweep(sweep: Path, dest: Path) -> Path:

@@ -85,6 +85,39 @@ def test_wandb_offline_logs_config_metrics_curve_and_tasks(
     assert [row[1] for row in curve["data"]] == pytest.approx(summary["success_at_trial"])
 
 
+def test_seeds_of_one_configuration_share_a_wandb_group(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without ``logger.group``, the group is the configuration: the same for runs whose
+    config differs only in the seed, another for another strategy (real W&B, offline)."""
+    import shutil
+
+    from reflexion_bench.trackers.wandb import WandbTracker
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    base = (run_dir / "config.yaml").read_text()
+    variants = {
+        "seed0": base,
+        "seed1": base.replace("seed: 0", "seed: 1"),
+        "other": base.replace("name: reflexion", "name: retry"),
+    }
+    groups = {}
+    for name, text in variants.items():
+        d = tmp_path / name
+        shutil.copytree(run_dir, d)
+        (d / "config.yaml").write_text(text)
+        tracker = WandbTracker(run_dir=d, dir=str(tmp_path / f"wb_{name}"))
+        try:
+            tracker.log_run(d, write_run_outputs(d))
+        finally:
+            tracker.close()
+        groups[name] = read_offline_run(tmp_path / f"wb_{name}")["group"]
+    assert groups["seed0"] and groups["seed0"] == groups["seed1"]
+    assert groups["other"] and groups["other"] != groups["seed0"]
+
+
 def test_tracker_failure_never_fails_the_run(
     run_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -44,7 +44,7 @@ def _chunks(data: bytes) -> Iterator[bytes]:
 
 
 def read_offline_run(wandb_dir: Path, wait_s: float = 60.0) -> dict[str, Any]:
-    """History rows, config and summary of the one offline run under ``wandb_dir``.
+    """History rows, config, summary and group of the one offline run under ``wandb_dir``.
 
     W&B's core process writes the file asynchronously, also after ``finish()`` returns;
     wait until its final ``exit`` record is there.
@@ -65,6 +65,7 @@ def read_offline_run(wandb_dir: Path, wait_s: float = 60.0) -> dict[str, Any]:
     history: list[dict[str, Any]] = []
     config: dict[str, Any] = {}
     summary: dict[str, Any] = {}
+    group = ""
     for chunk in _chunks(path.read_bytes()):
         rec = pb.Record()
         rec.ParseFromString(chunk)
@@ -78,6 +79,7 @@ def read_offline_run(wandb_dir: Path, wait_s: float = 60.0) -> dict[str, Any]:
             )
         elif kind == "run":
             config.update({u.key: json.loads(u.value_json) for u in rec.run.config.update})
+            group = rec.run.run_group or group
         elif kind == "config":
             config.update({u.key: json.loads(u.value_json) for u in rec.config.update if u.key})
         elif kind == "summary":
@@ -86,5 +88,6 @@ def read_offline_run(wandb_dir: Path, wait_s: float = 60.0) -> dict[str, Any]:
         "history": history,
         "config": config,
         "summary": summary,
+        "group": group,
         "files": path.parent / "files",
     }

@@ -144,10 +144,16 @@ async def test_a_program_just_over_the_limit_is_rejudged_not_timed_out(
     test = f"assert f({n}) == {n * (n - 1) // 2}\n"
     # The program's CPU time as the judge measures it, in this sandbox, now (a
     # calibration in this process can be off by more than the margin on a busy machine).
-    probe = await judge_hidden(
-        sandbox, program=BURN, test=test, test_call="", entry_point="f", timeout_s=30.0
-    )
-    assert probe.status == "pass" and probe.cpu_s is not None, probe.detail
+    # The least of three judgments: the first one in a fresh worker once measured 1.4x
+    # a later one (CI, 2026-12-03), so a single probe can put the limit above the run.
+    probes = [
+        await judge_hidden(
+            sandbox, program=BURN, test=test, test_call="", entry_point="f", timeout_s=30.0
+        )
+        for _ in range(3)
+    ]
+    assert all(p.status == "pass" and p.cpu_s is not None for p in probes), probes
+    least = min(float(p.cpu_s or 0) for p in probes)
     # A limit 1/sqrt(2) of that: the first run times out (by ~40%); the confirmation,
     # with twice the limit, has ~40% to spare and gives the verdict, and says so.
     v = await judge_hidden(
@@ -156,7 +162,7 @@ async def test_a_program_just_over_the_limit_is_rejudged_not_timed_out(
         test=test,
         test_call="",
         entry_point="f",
-        timeout_s=probe.cpu_s / 2**0.5,
+        timeout_s=least / 2**0.5,
     )
     assert v.status == "pass", v.detail
     assert v.timeout_confirmed is False

@@ -151,6 +151,25 @@ def test_served_page_in_chromium(code_runs: dict[str, Path], artifacts: Path) ->
         assert all(u.startswith(server.url) for u in b.evaluate(resources))
 
 
+def test_sweep_page_groups_the_seeds_of_a_configuration(
+    mock_seed_sweep: Path, artifacts: Path
+) -> None:
+    """The judged sweep (3 seeds x simple/reflexion, mock model): the sweep page lists
+    the 6 runs and one row per configuration with its 3 seeds, and warns that the
+    deterministic mock's seeds cannot differ."""
+    catalog = Catalog([mock_seed_sweep], n_resamples=500)
+    with ViewServer(catalog) as server, Browser() as b:
+        b.navigate(server.url, ready="sweep")
+        assert len(b.texts("#rb-sweep tbody tr")) == 6
+        assert sorted(b.texts("#rb-seeds tbody tr td:first-child")) == ["reflexion", "simple"]
+        assert b.texts("#rb-seeds tbody tr td:nth-child(4)") == ["3 (0, 1, 2)"] * 2
+        assert all("[" in t for t in b.texts("#rb-seeds tbody tr td:nth-child(7)"))
+        assert len(b.texts("#rb-seeds tbody tr:first-child td:last-child a")) == 3
+        assert "cannot differ" in b.text("main")
+        assert not re.search(r"\b(null|undefined|NaN)\b", b.text("#rb-seeds"))
+        _shot(b, artifacts, "sweep_seeds")
+
+
 def test_a_refresh_shows_new_trials_of_a_live_run(
     code_runs: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -191,6 +191,25 @@
       ),
       h("p", { class: "muted" },
         "pass@1 counts an errored task as failed; intervals are 95% bootstraps over tasks, as in `reflexion-bench report`."),
+      ...(index.configurations && index.configurations.length ? [
+        h("h2", {}, `Configurations over seeds (${index.configurations.length})`),
+        table("rb-seeds", ["strategy", "benchmark", "model", "seeds", "tasks", "pass@1 mean ± sd", "pass@1 over tasks [95% CI]",
+          "pass^k (every seed)", "pass@k (some seed)", "runs"], index.configurations.map((c) =>
+          h("tr", {},
+            h("td", {}, c.strategy), h("td", {}, c.benchmark), h("td", {}, c.model),
+            h("td", { class: "n" }, `${c.n_seeds} (${c.seeds.join(", ")})`),
+            h("td", { class: "n" }, c.n_tasks),
+            h("td", { class: "n" }, `${pct(c.pass1_mean)} ± ${c.pass1_sd === null || c.pass1_sd === undefined ? NA : (100 * c.pass1_sd).toFixed(1)}`),
+            h("td", { class: "n" }, withCI(c.pass1)),
+            h("td", { class: "n" }, withCI(c.pass_hat_k)),
+            h("td", { class: "n" }, withCI(c.pass_at_k)),
+            h("td", {}, c.run_ids.flatMap((id) => [h("a", { href: `#/run/${id}` }, index.runs[id].name), " "])),
+          ))),
+        ...index.configurations.filter((c) => c.cannot_differ).map((c) =>
+          h("p", { class: "warning" }, `warning: the seeds of ${c.strategy} (${c.benchmark} / ${c.model}) cannot differ: ${c.cannot_differ}; their spread is 0 by construction.`)),
+        h("p", { class: "muted" },
+          "One row per configuration (runs whose config differs only in the seed); the interval resamples tasks, each task's mean over seeds, as in `reflexion-bench report`'s seeds table."),
+      ] : []),
       ...(index.jobs_without_log && index.jobs_without_log.length ? [
         h("h2", {}, `Sweep jobs without a run log (${index.jobs_without_log.length})`),
         table("rb-jobs", ["job folder", "status", "overrides", "error"], index.jobs_without_log.map((j) =>
