@@ -34,6 +34,13 @@ the README's figures come from ``results/bench/tokens_per_s.json`` (``--embedded
 --skip-layer --both --parts 3``) and ``results/bench/quickstart.json`` (``--embedded
 --skip-layer --models embedded --parts 5 --rounds 2 --tasks 4``).
 
+6. Server options (``--parts 6``): the quickstart's tasks per hour under each llama.cpp
+   KV/prompt-cache option of ``model.server_options`` (``kv_unified``,
+   ``n_cache_reuse``, ``cache_ram_mib``) and 4 vs 6 vs 8 slots, each variant a fresh
+   process, interleaved by round, against the defaults measured in the same rounds
+   (``results/bench/server_options.json``: ``--embedded --skip-layer --models embedded
+   --parts 6 --rounds 2 --tasks 4``).
+
 Parts 1-2 take about 2-3 minutes on 2 cores; 3-5 about 30 minutes for both models and
 2 rounds (quiet machine: a busy one makes `auto` choose 1 thread, and the figures wrong).
 Smoke settings: ``--models smollm2 --tasks 1 --rounds 1 --max-tokens 16 --settle-s 0
@@ -493,6 +500,73 @@ def quickstart(option: str, n_tasks: int, rounds: int, extra: list[str]) -> None
     }
 
 
+#: Part 6: each variant is the quickstart with the defaults plus these overrides. The
+#: first is the baseline the ratios are against (the defaults as shipped).
+SERVER_VARIANTS: dict[str, list[str]] = {
+    "defaults": [],
+    "kv_unified": ["model.server_options={kv_unified:true}"],
+    "n_cache_reuse=256": ["model.server_options={n_cache_reuse:256}"],
+    "cache_ram_mib=2048": ["model.server_options={cache_ram_mib:2048}"],
+    "kv_unified+n_cache_reuse=256": ["model.server_options={kv_unified:true,n_cache_reuse:256}"],
+    "n_parallel=4": ["model.n_parallel=4", "max_concurrent_tasks=4", "model.max_connections=4"],
+    "n_parallel=6": ["model.n_parallel=6", "max_concurrent_tasks=6", "model.max_connections=6"],
+    "n_parallel=8": ["model.n_parallel=8", "max_concurrent_tasks=8", "model.max_connections=8"],
+}
+
+
+def server_options(option: str, n_tasks: int, rounds: int, extra: list[str], only: str) -> None:
+    """Part 6: the quickstart's tasks per hour under each llama.cpp server option, side
+    by side in one invocation (interleaved by round, a fresh process and run folder
+    each), against the defaults measured in the same rounds."""
+    names = [n for n in SERVER_VARIANTS if not only or n in only.split(",") or n == "defaults"]
+    print(
+        f"\n6) server options: quickstart tasks/hour ({option}, {n_tasks} tasks, cache off, "
+        f"{rounds} round(s), variants interleaved)"
+    )
+    print(f"   {'round':>5} {'variant':<30} {'resolved':<34} {'wall':>8} {'tasks/h':>8} pass  load")
+    walls: dict[str, float] = {n: 0.0 for n in names}
+    runs: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(1, rounds + 1):
+            for name in names:
+                over = [*SERVER_VARIANTS[name], *extra]
+                res = _quickstart(option, n_tasks, False, Path(tmp) / f"{r}_{name}", over)
+                wall = float(res["wall"])  # type: ignore[arg-type]
+                walls[name] += wall
+                runs.append(
+                    {
+                        "round": r,
+                        "variant": name,
+                        "overrides": over,
+                        "resolved": res["settings"],
+                        "wall_s": round(wall, 1),
+                        "tasks_per_h": round(n_tasks / wall * 3600, 2),
+                        "final_pass": res["passed"],
+                        "load_avg_1min_at_start": round(float(res["load"]), 2),  # type: ignore[arg-type]
+                    }
+                )
+                print(
+                    f"   {r:>5} {name:<30} {res['settings']!s:<34} {wall:>7.0f}s "
+                    f"{n_tasks / wall * 3600:>8.1f} {res['passed']}  {res['load']:.1f}",
+                    flush=True,
+                )
+    base = rounds * n_tasks / walls["defaults"] * 3600
+    rates = {n: rounds * n_tasks / w * 3600 for n, w in walls.items()}
+    for n, rate in rates.items():
+        print(f"   {n:<30} {rate:>8.1f} tasks/h  {rate / base:.2f}x the defaults")
+    best = max(rates, key=lambda n: rates[n])
+    print(f"   fastest: {best} ({rates[best] / base:.2f}x)")
+    RESULTS.setdefault("server_options", {})[option] = {
+        "tasks": n_tasks,
+        "rounds": rounds,
+        "variants": {n: SERVER_VARIANTS[n] for n in names},
+        "runs": runs,
+        "tasks_per_h": {n: round(v, 3) for n, v in rates.items()},
+        "ratio_vs_defaults": {n: round(v / base, 4) for n, v in rates.items()},
+        "fastest": best,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=3000)
@@ -516,6 +590,11 @@ def main(argv: list[str] | None = None) -> None:
         "--quickstart-extra",
         default="",
         help="extra overrides of the quickstart runs (smoke: 'generate.max_tokens=32')",
+    )
+    parser.add_argument(
+        "--variants",
+        default="",
+        help="part 6: comma-separated server-option variants (default: all; see SERVER_VARIANTS)",
     )
     parser.add_argument(
         "--settle-s",
@@ -554,6 +633,10 @@ def _main(args: argparse.Namespace) -> None:
         if "5" in parts:
             for option in options:
                 quickstart(option, args.tasks, args.rounds, args.quickstart_extra.split())
+        if "6" in parts:
+            server_options(
+                options[0], args.tasks, args.rounds, args.quickstart_extra.split(), args.variants
+            )
 
 
 if __name__ == "__main__":

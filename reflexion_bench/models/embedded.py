@@ -29,7 +29,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,6 +168,41 @@ def _stop_all() -> None:
 atexit.register(_stop_all)
 
 
+#: llama.cpp server options a config may set (``model.server_options``), with their type:
+#: the KV-cache and prompt-cache knobs of xllamacpp's ``CommonParams`` that a workload of
+#: repeated prompt prefixes (a task's trials) can gain from. All of them are in the
+#: model's identity (the response cache key): each changes which KV state or which batch
+#: a token is computed in, and greedy replies of the batched server are not invariant to
+#: that (README: the quickstart's greedy rounds differ), so none is assumed harmless.
+SERVER_OPTIONS: dict[str, type] = {
+    "kv_unified": bool,  # one KV buffer shared by all slots instead of n_ctx / n_parallel each
+    "n_cache_reuse": int,  # min chunk size to reuse from the cache by KV shifting (0: off)
+    "cache_ram_mib": int,  # host-memory prompt cache bound in MiB (-1: no limit, 0: off)
+    "cache_prompt": bool,  # reuse the slot's KV for a common prompt prefix
+    "slot_prompt_similarity": float,  # route a request to the slot with the most similar prompt
+}
+
+
+def check_server_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``model.server_options`` validated: known names, values of their type."""
+    out: dict[str, Any] = {}
+    for key, value in (options or {}).items():
+        kind = SERVER_OPTIONS.get(str(key))
+        if kind is None:
+            raise ConfigError(
+                f"model.server_options.{key}", value, f"one of {', '.join(SERVER_OPTIONS)}"
+            )
+        ok = (
+            isinstance(value, bool)
+            if kind is bool
+            else isinstance(value, int | float) and not isinstance(value, bool)
+        )
+        if not ok or (kind is int and not float(value).is_integer()):
+            raise ConfigError(f"model.server_options.{key}", value, f"a {kind.__name__}")
+        out[str(key)] = kind(value)
+    return dict(sorted(out.items()))
+
+
 def _start_server(
     path: Path,
     n_threads: int,
@@ -176,6 +211,7 @@ def _start_server(
     n_batch: int,
     verbosity: int,
     poll: int | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> _Running:
     import xllamacpp  # lazily: only when the embedded model is chosen
 
@@ -192,6 +228,8 @@ def _start_server(
         # sleep, which matters when other processes share the cores.
         params.cpuparams.poll = poll
         params.cpuparams_batch.poll = poll
+    for key, value in (options or {}).items():
+        setattr(params, key, value)  # names and types checked by check_server_options
     params.hostnames = ["127.0.0.1"]  # loopback only
     params.port = 0  # a free port, read back from listening_address
     params.ui = False
@@ -255,6 +293,8 @@ class EmbeddedModel(ModelClient):
         ctx_per_slot: Context per slot when ``n_ctx`` is ``auto``.
         poll: llama.cpp's busy-wait level of its threads (0-100; None: its default, 50).
             Speed only: not in the identity.
+        server_options: llama.cpp KV/prompt-cache options (:data:`SERVER_OPTIONS`), in
+            the identity.
         n_batch: Prompt-processing batch size.
         timeout_s: HTTP timeout of one generation (the layer also bounds every call).
         exclusive: Wait for a machine-wide lock so that only one process serves a model
@@ -283,6 +323,7 @@ class EmbeddedModel(ModelClient):
         timeout_s: float = 600.0,
         exclusive: bool = False,
         verbosity: int = 0,
+        server_options: Mapping[str, Any] | None = None,
     ) -> None:
         if not packages and not model_path:
             raise ConfigError(
@@ -309,6 +350,7 @@ class EmbeddedModel(ModelClient):
         self.timeout_s = float(timeout_s)
         self.exclusive = exclusive
         self.verbosity = verbosity
+        self.server_options = check_server_options(server_options)
         self._http: OpenAIChatClient | None = None
         self._key: tuple[Any, ...] | None = None
         self._lock: Any = None
@@ -352,7 +394,14 @@ class EmbeddedModel(ModelClient):
             "provider": self.provider,
             "model": self.name,
             "weights_sha256": self.weights_sha256(),
-            "server": {"n_ctx": self.n_ctx, "n_parallel": self.n_parallel, "n_batch": self.n_batch},
+            "server": {
+                "n_ctx": self.n_ctx,
+                "n_parallel": self.n_parallel,
+                "n_batch": self.n_batch,
+                # Only the options set: identities (and cache keys) of configs without
+                # any stay what they were.
+                **self.server_options,
+            },
         }
 
     # -- lifecycle -----------------------------------------------------------------
@@ -364,7 +413,15 @@ class EmbeddedModel(ModelClient):
             await asyncio.to_thread(self._acquire_exclusive)
         try:
             path = await asyncio.to_thread(self.model_file)
-            key = (str(path), self.n_threads, self.n_ctx, self.n_parallel, self.n_batch, self.poll)
+            key = (
+                str(path),
+                self.n_threads,
+                self.n_ctx,
+                self.n_parallel,
+                self.n_batch,
+                self.poll,
+                tuple(self.server_options.items()),
+            )
             running = await asyncio.to_thread(self._server_for, key, path)
         except BaseException:
             self._release_exclusive()
@@ -400,6 +457,7 @@ class EmbeddedModel(ModelClient):
                         self.n_batch,
                         self.verbosity,
                         self.poll,
+                        self.server_options,
                     )
                 except Exception as exc:
                     raise ModelError(

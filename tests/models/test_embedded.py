@@ -183,6 +183,64 @@ async def test_smollm2_serves_and_stops() -> None:
     assert not _port_open(url)
 
 
+def test_server_options_are_checked_and_in_the_identity() -> None:
+    from reflexion_bench.core.errors import ConfigError
+    from reflexion_bench.models.embedded import check_server_options
+
+    assert check_server_options(None) == {}
+    assert check_server_options({"n_cache_reuse": 256.0, "kv_unified": True}) == {
+        "kv_unified": True,
+        "n_cache_reuse": 256,
+    }
+    with pytest.raises(ConfigError, match=r"server_options\.nope"):
+        check_server_options({"nope": 1})
+    with pytest.raises(ConfigError, match=r"server_options\.kv_unified"):
+        check_server_options({"kv_unified": 1})
+    with pytest.raises(ConfigError, match=r"server_options\.n_cache_reuse"):
+        check_server_options({"n_cache_reuse": 2.5})
+    plain = EmbeddedModel(name="m", model_path="/x.gguf", sha256="ab" * 32)
+    tuned = EmbeddedModel(
+        name="m", model_path="/x.gguf", sha256="ab" * 32, server_options={"kv_unified": True}
+    )
+    # Options off: the identity (cache key) of earlier runs is unchanged.
+    assert "kv_unified" not in plain.identity()["server"]
+    assert tuned.identity()["server"]["kv_unified"] is True
+    assert tuned.identity() != plain.identity()
+
+
+@pytest.mark.slow
+async def test_smollm2_serves_with_server_options() -> None:
+    """The options reach a real llama.cpp server (xllamacpp's CommonParams)."""
+    with initialize_config_dir(str(CONFIG_DIR), version_base="1.3"):
+        cfg = compose(
+            "config",
+            overrides=[
+                "model=smollm2",
+                "model.n_threads=1",
+                "model.exclusive=true",
+                "model.cache=off",
+                "model.server_options={kv_unified:true,n_cache_reuse:64,cache_ram_mib:256}",
+            ],
+        )
+    model = build(cfg.model, "model")
+    assert isinstance(model, ModelLayer)
+    await model.start()
+    try:
+        assert isinstance(model.client, EmbeddedModel)
+        assert model.client.server_options == {
+            "cache_ram_mib": 256,
+            "kv_unified": True,
+            "n_cache_reuse": 64,
+        }
+        for _ in range(2):  # the second call reuses the first one's prompt prefix
+            out = await model.generate(
+                [Message("user", "Say hello.")], GenerateConfig(max_tokens=8, timeout_s=120)
+            )
+            assert out.text.strip() and 0 < out.completion_tokens <= 8
+    finally:
+        await model.aclose()
+
+
 _TRY_LOCK = """
 import sys
 from filelock import FileLock, Timeout
