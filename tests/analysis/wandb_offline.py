@@ -53,12 +53,22 @@ def read_offline_run(wandb_dir: Path, wait_s: float = 60.0) -> dict[str, Any]:
 
     (path,) = list(wandb_dir.glob("wandb/offline-run-*/run-*.wandb"))
     deadline = time.monotonic() + wait_s
+    from google.protobuf.message import DecodeError
+
     while True:
         kinds = set()
-        for chunk in _chunks(path.read_bytes()):
-            rec = pb.Record()
-            rec.ParseFromString(chunk)
-            kinds.add(rec.WhichOneof("record_type"))
+        try:
+            for chunk in _chunks(path.read_bytes()):
+                rec = pb.Record()
+                rec.ParseFromString(chunk)
+                kinds.add(rec.WhichOneof("record_type"))
+        except DecodeError:
+            # Read while W&B's core was mid-write (a record cut at the end of the file,
+            # seen in CI with three runs in a row): read again until the exit record.
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+            continue
         if "exit" in kinds or time.monotonic() > deadline:
             break
         time.sleep(0.2)
