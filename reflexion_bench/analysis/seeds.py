@@ -33,14 +33,26 @@ from reflexion_bench.analysis.runs import Group, SeedSet
 from reflexion_bench.analysis.stats import bootstrap_ci
 
 
+def task_verdicts(group: Group) -> dict[str, tuple[bool | None, bool | None, str | None]]:
+    """task -> (trial-1 verdict, final verdict, trial-1 candidate)."""
+    per: dict[str, list[dict[str, Any]]] = {}
+    for r in group.records:
+        per.setdefault(str(r["task_id"]), []).append(r)
+    out: dict[str, tuple[bool | None, bool | None, str | None]] = {}
+    for tid, recs in per.items():
+        recs.sort(key=lambda r: int(r["trial"]))
+        first = recs[0] if int(recs[0]["trial"]) == 1 else None
+        out[tid] = (
+            hidden_verdict(first) if first else None,
+            hidden_verdict(recs[-1]),
+            None if first is None else first.get("candidate"),
+        )
+    return out
+
+
 def final_verdicts(group: Group) -> dict[str, bool | None]:
     """task -> the submitted (last trial's) hidden verdict (None: errored, no verdict)."""
-    last: dict[str, dict[str, Any]] = {}
-    for r in group.records:
-        tid = str(r["task_id"])
-        if tid not in last or int(r["trial"]) >= int(last[tid]["trial"]):
-            last[tid] = r
-    return {t: hidden_verdict(r) for t, r in last.items()}
+    return {t: v[1] for t, v in task_verdicts(group).items()}
 
 
 def verdict_table(st: SeedSet) -> tuple[list[str], np.ndarray]:

@@ -55,7 +55,6 @@ from reflexion_bench.analysis.budget import (
 )
 from reflexion_bench.analysis.equal_budget import equal_budget_section, holm
 from reflexion_bench.analysis.feedback import confusion_by_trial, elapsed_s, rewrites
-from reflexion_bench.analysis.metrics import hidden_verdict
 from reflexion_bench.analysis.paper import (
     SOURCE,
     canonical_benchmark,
@@ -65,6 +64,7 @@ from reflexion_bench.analysis.paper import (
 from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
 from reflexion_bench.analysis.runs import Group, SeedSet, same_seed, seed_sets
 from reflexion_bench.analysis.seeds import seed_row, seed_warnings, verdict_table
+from reflexion_bench.analysis.seeds import task_verdicts as _task_verdicts
 from reflexion_bench.analysis.stats import (
     DEFAULT_RESAMPLES,
     Interval,
@@ -107,24 +107,6 @@ TITLES = {
 
 def _interval(iv: Interval | None) -> dict[str, float] | None:
     return None if iv is None else iv.to_dict()
-
-
-def _task_verdicts(group: Group) -> dict[str, tuple[bool | None, bool | None, str | None]]:
-    """task -> (trial-1 verdict, final verdict, trial-1 candidate)."""
-    out: dict[str, tuple[bool | None, bool | None, str | None]] = {}
-    per: dict[str, list[dict[str, Any]]] = {}
-    for r in group.records:
-        per.setdefault(str(r["task_id"]), []).append(r)
-    for tid, recs in per.items():
-        recs.sort(key=lambda r: int(r["trial"]))
-
-        first = recs[0] if int(recs[0]["trial"]) == 1 else None
-        out[tid] = (
-            hidden_verdict(first) if first else None,
-            hidden_verdict(recs[-1]),
-            None if first is None else first.get("candidate"),
-        )
-    return out
 
 
 def _column_ci(values: list[bool | None], n_resamples: int, seed: int) -> Interval | None:

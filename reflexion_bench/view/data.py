@@ -461,8 +461,8 @@ def compare(
     tasks both runs finished with a known verdict: exact McNemar, paired bootstrap
     difference) and the tasks where the two differ."""
     from reflexion_bench.analysis.runs import Group, Run
+    from reflexion_bench.analysis.seeds import task_verdicts as _task_verdicts
     from reflexion_bench.analysis.stats import mcnemar_exact, paired_bootstrap_diff
-    from reflexion_bench.analysis.tables import _task_verdicts
 
     def verdicts(v: RunView) -> dict[str, tuple[bool | None, bool | None, str | None]]:
         run = Run(path=v.path, records=v.records, summary=v.summary)
