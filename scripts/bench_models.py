@@ -530,7 +530,9 @@ def server_options(option: str, n_tasks: int, rounds: int, extra: list[str], onl
         for r in range(1, rounds + 1):
             for name in names:
                 over = [*SERVER_VARIANTS[name], *extra]
-                res = _quickstart(option, n_tasks, False, Path(tmp) / f"{r}_{name}", over)
+                # The folder is a Hydra override value: no '=' or '+' in it.
+                folder = Path(tmp) / f"{r}_{name.replace('=', '-').replace('+', '_')}"
+                res = _quickstart(option, n_tasks, False, folder, over)
                 wall = float(res["wall"])  # type: ignore[arg-type]
                 walls[name] += wall
                 runs.append(

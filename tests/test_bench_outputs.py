@@ -543,7 +543,58 @@ POOL = [
     ),
 ]
 
+# ------------------------------------------------------------------ server_options.json
+_SO = "results::server_options::embedded"
+
+
+def _so_row(variant: str, label: str) -> Claim:
+    def run(key: str) -> Value:
+        def get(d: Any) -> str:
+            r = next(x for x in at(d, f"{_SO}::runs") if x["variant"] == variant)
+            if key == "pass":
+                return format(r["final_pass"] * at(d, f"{_SO}::tasks"), ".0f")
+            return format(r["wall_s"], ".0f")
+
+        return get
+
+    return Claim(
+        "server_options.json",
+        r"\| quickstart, 8 tasks, cache off \(`results/bench/server_options\.json`\) "
+        r"\| wall \| tasks/hour \| vs 4 slots \|\n(?:\|.*\|\n)*?"
+        + _row(
+            [
+                esc(label),
+                r"(?P<wall>\d+) s \((?P<passed>\d)/8 pass\)",
+                rf"(?P<rate>{NUM})",
+                rf"(?P<x>{NUM})x",
+            ]
+        ),
+        {
+            "wall": run("wall"),
+            "passed": run("pass"),
+            "rate": v(f"{_SO}::tasks_per_h::{variant}", ".1f"),
+            "x": v(f"{_SO}::ratio_vs_defaults::{variant}", ".2f"),
+        },
+    )
+
+
+SERVER_OPTIONS = [
+    _so_row("defaults", "4 slots, no option (the old default)"),
+    *(
+        _so_row(name, f"`{name}`")
+        for name in (
+            "kv_unified",
+            "n_cache_reuse=256",
+            "cache_ram_mib=2048",
+            "kv_unified+n_cache_reuse=256",
+            "n_parallel=6",
+            "n_parallel=8",
+        )
+    ),
+]
+
 CLAIMS: list[Claim] = [
+    *SERVER_OPTIONS,
     *JUDGE,
     *QUICKSTART,
     *TOKENS,

@@ -289,8 +289,10 @@ class EmbeddedModel(ModelClient):
         n_threads: llama.cpp threads, or ``auto`` (see :mod:`~reflexion_bench.models.resources`).
         n_ctx: Context size in tokens (shared by the ``n_parallel`` slots), or ``auto``
             (``ctx_per_slot`` x ``n_parallel``).
-        n_parallel: Server slots decoding concurrently, or ``auto`` (2 per core, <= 8).
+        n_parallel: Server slots decoding concurrently, or ``auto`` (``slots_per_core``
+            per core, <= 8).
         ctx_per_slot: Context per slot when ``n_ctx`` is ``auto``.
+        slots_per_core: Slots per core when ``n_parallel`` is ``auto``.
         poll: llama.cpp's busy-wait level of its threads (0-100; None: its default, 50).
             Speed only: not in the identity.
         server_options: llama.cpp KV/prompt-cache options (:data:`SERVER_OPTIONS`), in
@@ -319,6 +321,7 @@ class EmbeddedModel(ModelClient):
         n_parallel: int | str = 1,
         n_batch: int = 512,
         ctx_per_slot: int = 4096,
+        slots_per_core: int = 2,
         poll: int | None = None,
         timeout_s: float = 600.0,
         exclusive: bool = False,
@@ -331,7 +334,9 @@ class EmbeddedModel(ModelClient):
             )
         # The run resolves `auto` in its config first (runner/auto.py, so config.yaml
         # records numbers); a model built directly resolves it here, the same way.
-        settings = resolve_server(n_threads, n_parallel, n_ctx, ctx_per_slot=ctx_per_slot)
+        settings = resolve_server(
+            n_threads, n_parallel, n_ctx, ctx_per_slot=ctx_per_slot, slots_per_core=slots_per_core
+        )
         self.name = name
         self.packages = list(packages)
         self.file_pattern = file_pattern

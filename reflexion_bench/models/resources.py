@@ -8,8 +8,11 @@ of the embedded model, and the run's ``max_concurrent_tasks``, may be ``auto``:
   (``$REFLEXION_BENCH_EMBEDDED_THREADS``, ``CI=true``) and when the 1-minute load
   average already fills every core, because llama.cpp with more threads than free cores
   collapses (~1 token/s) while 1 thread does not;
-- slots: 2 per core (at most 8): with more requests decoding together, llama.cpp
-  reads the weights once per batch instead of once per request;
+- slots: ``slots_per_core`` per core (at most 8; 2 unless the model's config says):
+  with more requests decoding together, llama.cpp reads the weights once per batch
+  instead of once per request. The 0.5B default sets 3, measured on 2 cores
+  (``results/bench/server_options.json``: 6 slots served the quickstart 1.36x as fast as
+  4, 8 slots only 1.18x);
 - context: ``ctx_per_slot`` x slots (llama.cpp splits ``n_ctx`` between the slots);
 - connections and concurrent tasks: one per slot, so every slot has work.
 
@@ -73,8 +76,8 @@ def auto_threads(
     return cores, f"{cores} core(s) available"
 
 
-def auto_slots(cores: int) -> int:
-    return max(1, min(MAX_SLOTS, SLOTS_PER_CORE * cores))
+def auto_slots(cores: int, per_core: int = SLOTS_PER_CORE) -> int:
+    return max(1, min(MAX_SLOTS, per_core * cores))
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ def resolve_server(
     max_connections: object = AUTO,
     ctx_per_slot: object = CTX_PER_SLOT,
     *,
+    slots_per_core: object = SLOTS_PER_CORE,
     cores: int | None = None,
     environ: Mapping[str, str] | None = None,
     load: float | None = None,
@@ -114,8 +118,9 @@ def resolve_server(
     else:
         threads = _int("n_threads", n_threads)
     if is_auto(n_parallel):
-        slots = auto_slots(cores)
-        why.append(f"n_parallel={slots} ({SLOTS_PER_CORE} per core, at most {MAX_SLOTS})")
+        per_core = _int("slots_per_core", slots_per_core)
+        slots = auto_slots(cores, per_core)
+        why.append(f"n_parallel={slots} ({per_core} per core, at most {MAX_SLOTS})")
     else:
         slots = _int("n_parallel", n_parallel)
     per_slot = _int("ctx_per_slot", ctx_per_slot)

@@ -17,7 +17,13 @@ from typing import Any
 from omegaconf import DictConfig, open_dict
 
 from reflexion_bench.core.errors import ConfigError
-from reflexion_bench.models.resources import AUTO, CTX_PER_SLOT, is_auto, resolve_server
+from reflexion_bench.models.resources import (
+    AUTO,
+    CTX_PER_SLOT,
+    SLOTS_PER_CORE,
+    is_auto,
+    resolve_server,
+)
 
 EMBEDDED = "reflexion_bench.models.embedded.EmbeddedModel"
 
@@ -76,6 +82,7 @@ def resolve_auto(cfg: DictConfig) -> list[str]:
                 node.get("n_ctx", AUTO),
                 node.get("max_connections", AUTO),
                 node.get("ctx_per_slot", CTX_PER_SLOT),
+                slots_per_core=node.get("slots_per_core", SLOTS_PER_CORE),
             )
             with open_dict(node):
                 node.n_threads = s.n_threads
