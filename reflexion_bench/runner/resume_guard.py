@@ -13,6 +13,12 @@ the harness added with the value ``null`` (a feature that is off: ``budget.token
 is not a difference either: the old run ran without that feature. A key added with any
 other value is (the new default may change results), and needs ``resume_force=true``.
 
+A larger task ``limit`` (or none) is not a difference either: tasks are selected as a
+prefix of the benchmark's fixed order (``environments.base.select_tasks``), so the
+tasks already logged are the first ones of the new selection, judged under the same
+config; this is how a pilot grows into the full study in the same folder. A smaller
+limit is a difference (the log would hold tasks outside the config's selection).
+
 With ``resume_force=true`` the earlier config is kept as ``config.<n>.yaml`` and the
 forced differences are returned (the runner records them in ``provenance.json``).
 """
@@ -75,6 +81,7 @@ FREE_LEAVES = frozenset(
         # slot reaches results only through n_ctx, which is compared (resolved).
         "n_threads",
         "ctx_per_slot",
+        "slots_per_core",  # reaches results only through n_parallel, which is compared
         "poll",
     }
 )
@@ -141,6 +148,19 @@ def config_diffs(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[An
     return out
 
 
+#: Keys whose value may grow on resume: the task selection's prefix length.
+GROWING_KEYS = frozenset({"limit", "env.limit"})
+
+
+def _grows(key: str, old: Any, new: Any) -> bool:
+    """A task limit raised or lifted: the logged tasks stay a prefix of the selection."""
+    if key not in GROWING_KEYS or isinstance(old, bool) or isinstance(new, bool):
+        return False
+    if not isinstance(old, int):
+        return False
+    return new is None or (isinstance(new, int) and new >= old)
+
+
 def _has_results(run_dir: Path) -> bool:
     from reflexion_bench.runner.runlog import LOG_NAME
 
@@ -176,7 +196,11 @@ def check_resume(cfg: DictConfig, run_dir: Path) -> dict[str, tuple[Any, Any]]:
     # The new config in the very form config.yaml is written (resolved, redacted), so
     # masked secrets compare equal and nothing but real differences remain.
     new = yaml.safe_load(config_text(cfg)) or {}
-    diffs = config_diffs(old if isinstance(old, dict) else {}, new)
+    diffs = {
+        k: v
+        for k, v in config_diffs(old if isinstance(old, dict) else {}, new).items()
+        if not _grows(k, *v)
+    }
     if not diffs:
         return {}
     force = cfg.get(FORCE_KEY, False)

@@ -39,10 +39,11 @@ def test_resume_with_another_strategy_or_limit_is_refused_naming_the_keys(tmp_pa
     config_before = (folder / "config.yaml").read_bytes()
     log_before = (folder / "log.jsonl").read_bytes()
 
-    out = run(f"run_dir={folder}", "limit=3", "strategy=simple")
+    out = run(f"run_dir={folder}", "limit=1", "strategy=simple")
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
-    assert "limit: 2 -> 3" in out.stderr
+    # A smaller limit would leave logged tasks outside the selection: a difference.
+    assert "limit: 2 -> 1" in out.stderr
     assert "strategy.name: 'reflexion' -> 'simple'" in out.stderr
     assert "resume_force=true" in out.stderr
     # Nothing was touched: the folder still describes (and holds) the first config only.
@@ -76,21 +77,44 @@ def test_settings_that_do_not_change_results_may_differ(tmp_path: Path) -> None:
 def test_resume_force_mixes_on_purpose_and_keeps_the_record(tmp_path: Path) -> None:
     folder = tmp_path / "r"
     assert run(f"run_dir={folder}", "limit=2").returncode == 0
-    out = run(f"run_dir={folder}", "limit=3", "resume_force=true")
+    out = run(f"run_dir={folder}", "limit=3", "seed=1", "resume_force=true")
     assert out.returncode == 0, out.stderr[-2000:]
     assert finals(folder) == ["toy/0", "toy/1", "toy/2"]
-    assert yaml.safe_load((folder / "config.1.yaml").read_text())["limit"] == 2
-    assert yaml.safe_load((folder / "config.yaml").read_text())["limit"] == 3
+    assert yaml.safe_load((folder / "config.1.yaml").read_text())["seed"] == 0
+    assert yaml.safe_load((folder / "config.yaml").read_text())["seed"] == 1
     prov = json.loads((folder / "provenance.json").read_text())
-    assert prov["resume_forced"]["limit"] == {"old": 2, "new": 3}
+    assert prov["resume_forced"]["seed"] == {"old": 0, "new": 1}
+    # The larger limit was not a difference to force (see the growing-limit test).
+    assert "limit" not in prov["resume_forced"]
+
+
+def test_a_larger_limit_grows_the_run_in_place(tmp_path: Path) -> None:
+    """A pilot (limit=2) grows into the full run (limit=3, then no limit) in the same
+    folder: the logged tasks stay as they were, only the new ones run."""
+    folder = tmp_path / "r"
+    assert run(f"run_dir={folder}", "limit=2").returncode == 0
+    log_before = (folder / "log.jsonl").read_bytes()
+    out = run(f"run_dir={folder}", "limit=3")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert finals(folder) == ["toy/0", "toy/1", "toy/2"]
+    # The pilot's records are untouched (appended to, never rewritten) and no config
+    # was set aside: the grown run is one experiment.
+    assert (folder / "log.jsonl").read_bytes().startswith(log_before)
+    assert not list(folder.glob("config.*.yaml"))
+    assert yaml.safe_load((folder / "config.yaml").read_text())["limit"] == 3
+    assert run(f"run_dir={folder}", "limit=null").returncode == 0
+    assert len(finals(folder)) > 3
+    # ...but once grown it cannot shrink back.
+    shrink = run(f"run_dir={folder}", "limit=3")
+    assert shrink.returncode == 2 and "limit: None -> 3" in shrink.stderr
 
 
 def test_resume_latest_with_another_limit_is_refused(tmp_path: Path) -> None:
     base = [f"paths.results_dir={tmp_path}"]
     assert run(*base, "limit=2").returncode == 0
     (folder,) = list((tmp_path / "runs").iterdir())
-    out = run(*base, "limit=4", "resume=latest")
-    assert out.returncode == 2 and "limit: 2 -> 4" in out.stderr
+    out = run(*base, "limit=1", "resume=latest")
+    assert out.returncode == 2 and "limit: 2 -> 1" in out.stderr
     assert finals(folder) == ["toy/0", "toy/1"]
     # The folder Hydra made for the refused attempt is not left behind as a new run.
     assert [p for p in (tmp_path / "runs").iterdir() if (p / "log.jsonl").exists()] == [folder]
