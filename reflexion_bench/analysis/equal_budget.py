@@ -17,17 +17,32 @@ else ``--budget``, else the cheapest strategy's mean spend), every strategy is c
 with each reference (``retry``, ``reflexion``) on the tasks both ran: difference of
 pass@1 with a paired bootstrap CI, exact McNemar p-value, and the Holm-adjusted p-value
 within each reference's family of comparisons (statsmodels ``multipletests``).
+
+*Plus verdicts.* Where a run's candidates were re-judged by the stronger tests
+(``reflexion-bench rescore --tests plus``, or ``scorer.tests=both|plus``), pass@1 at the
+budget is also read with the plus verdict of the same trial (a base failure is a plus
+failure; a base pass never judged under plus leaves the cell blank).
+
+*Pooled over benchmarks.* Runs of one strategy and model on several benchmarks (each at
+its own budget) are pooled, stratified by benchmark: every task of every benchmark
+weighs the same, the bootstrap resamples tasks within each benchmark (the benchmarks'
+sizes are fixed by design), McNemar's exact test runs on the discordant tasks of all
+benchmarks together (under the null each benchmark's are Binomial(d, 1/2), so their sum
+is Binomial(sum d, 1/2): exact under stratification too), the equivalence test on the
+per-task differences of all benchmarks (ignoring the strata, which can only widen its
+variance: conservative), and Holm runs over the pooled family of each reference.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from reflexion_bench.analysis.answer_key import label_text
-from reflexion_bench.analysis.metrics import hidden_verdict
+from reflexion_bench.analysis.metrics import base_verdict, hidden_verdict, plus_verdict
 from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
 from reflexion_bench.analysis.runs import same_seed
 from reflexion_bench.analysis.stats import (
@@ -35,6 +50,7 @@ from reflexion_bench.analysis.stats import (
     bootstrap_curve_ci,
     mcnemar_exact,
     paired_bootstrap_diff,
+    stratified_bootstrap_ci,
 )
 
 #: The calls a trial's own verdict needs (the rest of a trial's calls prepare the next).
@@ -52,10 +68,30 @@ def _call_cost(call: Mapping[str, Any], axis: str) -> float:
     return float(call.get("cost_usd") or 0.0)
 
 
+def plus_or_base_failure(rec: Mapping[str, Any]) -> bool | None:
+    """A trial's plus verdict; False where its base verdict failed (plus tests come on
+    top of the base tests) and none was needed; None for a base pass never judged."""
+    plus = plus_verdict(dict(rec))
+    if plus is not None:
+        return plus
+    return False if base_verdict(dict(rec)) is False else None
+
+
+def has_plus(records: Sequence[Mapping[str, Any]]) -> bool:
+    return any(plus_verdict(dict(r)) is not None for r in records)
+
+
+def _hidden(rec: Mapping[str, Any]) -> bool:
+    return bool(hidden_verdict(dict(rec)))
+
+
 def task_budget_points(
-    records: Sequence[Mapping[str, Any]], axis: str = "tokens"
-) -> dict[str, list[tuple[float, bool]]]:
-    """Per task: (spend needed for this trial's verdict, hidden verdict) per trial."""
+    records: Sequence[Mapping[str, Any]],
+    axis: str = "tokens",
+    verdict: Callable[[Mapping[str, Any]], bool | None] = _hidden,
+) -> dict[str, list[tuple[float, bool | None]]]:
+    """Per task: (spend needed for this trial's verdict, its verdict) per trial; the
+    hidden verdict unless ``verdict`` reads another (:func:`plus_or_base_failure`)."""
     if axis not in CALL_AXES:
         raise ValueError(f"axis {axis!r} cannot be resampled (allowed: {', '.join(CALL_AXES)})")
     tasks: dict[str, list[Mapping[str, Any]]] = {}
@@ -69,21 +105,67 @@ def task_budget_points(
         for r in recs:
             calls = r.get("model_calls") or []
             own = sum(_call_cost(c, axis) for c in calls if c.get("role") in ATTEMPT_ROLES)
-            points.append((before + own, bool(hidden_verdict(dict(r)))))
+            points.append((before + own, verdict(r)))
             before += sum(_call_cost(c, axis) for c in calls)
         out[tid] = points
     return out
 
 
 def verdicts_at_budget(
-    points: Mapping[str, list[tuple[float, bool]]], budget: float
-) -> dict[str, bool]:
-    """Per task: the verdict of the last trial paid for within ``budget`` (else False)."""
-    out = {}
+    points: Mapping[str, Sequence[tuple[float, bool | None]]], budget: float
+) -> dict[str, bool | None]:
+    """Per task: the verdict of the last trial paid for within ``budget`` (False when
+    none is; None where that trial's verdict is unknown)."""
+    out: dict[str, bool | None] = {}
     for tid, pts in points.items():
         within = [v for cost, v in pts if cost <= budget + 1e-9]
-        out[tid] = bool(within[-1]) if within else False
+        out[tid] = (None if within[-1] is None else bool(within[-1])) if within else False
     return out
+
+
+def budget_rule(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    trial: int = 2,
+    round_to: float = 500.0,
+    axis: str = "tokens",
+) -> dict[str, Any]:
+    """The per-task budget that pays for a strategy's ``trial``-th verdict, from a log of
+    it: per task that reached that trial, the spend its verdict needed (every call of
+    the earlier trials, including the reflection written for it, plus this trial's
+    actor and self-test calls, as run live); the median over those tasks, rounded up to
+    a multiple of ``round_to``. With a Reflexion log and ``trial=2`` this is the rule of
+    the equal-budget studies: Reflexion's second verdict is paid for on at least half
+    the tasks that need one (its third trial starts under the budget and overshoots).
+    The medians of each role's calls per trial come with it, to show where it goes."""
+    if trial < 1:
+        raise ValueError(f"trial must be >= 1, got {trial}")
+    if round_to <= 0:
+        raise ValueError(f"round_to must be > 0, got {round_to}")
+    points = task_budget_points(records, axis)
+    needed = [pts[trial - 1][0] for pts in points.values() if len(pts) >= trial]
+    if not needed:
+        raise ValueError(f"no task of this log reached trial {trial}")
+    roles: dict[str, list[float]] = {}
+    for r in records:
+        for c in r.get("model_calls") or []:
+            key = f"trial {int(r['trial'])} {c.get('role')}"
+            roles.setdefault(key, []).append(_call_cost(c, axis))
+    median = float(np.median(needed))
+    return {
+        "axis": axis,
+        "trial": trial,
+        "tasks": len(points),
+        "tasks_reaching_trial": len(needed),
+        "median": median,
+        "quartiles": [float(np.percentile(needed, 25)), float(np.percentile(needed, 75))],
+        "round_to": round_to,
+        "budget": float(math.ceil(median / round_to) * round_to),
+        "role_medians": {
+            k: {"calls": len(v), "median": float(np.median(v))}
+            for k, v in sorted(roles.items(), key=lambda kv: (int(kv[0].split()[1]), kv[0]))
+        },
+    }
 
 
 def budget_curve(
@@ -117,6 +199,89 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
         if not dominated:
             front.append(i)
     return sorted(front, key=lambda i: (points[i][0], -points[i][1]))
+
+
+def pooled_rows(
+    runs: Mapping[tuple[str, str], Mapping[str, Mapping[str, Any]]],
+    pairs: Mapping[tuple[str, str, str], Mapping[str, tuple[Sequence[bool], Sequence[bool]]]],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    margin: float = DEFAULT_MARGIN,
+) -> list[dict[str, Any]]:
+    """One row per model x strategy run on two or more benchmarks: pass@1 at each
+    benchmark's budget pooled over them, stratified by benchmark, and the pooled paired
+    comparisons with each reference (Holm within each model x reference family; see the
+    module docstring)."""
+    out: list[dict[str, Any]] = []
+    families: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for (model, name), per in sorted(runs.items()):
+        benches = sorted(b for b in per if per[b]["verdicts"])
+        if len(benches) < 2:
+            continue
+        strata = [[float(bool(x)) for x in per[b]["verdicts"].values()] for b in benches]
+        n = sum(len(x) for x in strata)
+        ci = stratified_bootstrap_ci(strata, n_resamples=n_resamples, seed=seed)
+        plus = [per[b]["plus"] for b in benches]
+        plus_ci = (
+            stratified_bootstrap_ci(
+                [[float(bool(x)) for x in p.values()] for p in plus],
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            if all(p for p in plus)
+            else None
+        )
+        spends = [per[b]["spend"] for b in benches]
+        spend = (
+            sum(float(sp) * len(st) for sp, st in zip(spends, strata, strict=True)) / n
+            if all(sp is not None for sp in spends)
+            else None
+        )
+        row: dict[str, Any] = {
+            "model": model,
+            "strategy": name,
+            "benchmarks": benches,
+            "n": n,
+            "n_by_benchmark": {b: len(st) for b, st in zip(benches, strata, strict=True)},
+            "budgets": {b: per[b]["budget"] for b in benches},
+            "partial": any(bool(per[b]["row"].get("partial")) for b in benches),
+            "pass_at_budget": ci.to_dict(),
+            "pass_at_budget_plus": plus_ci.to_dict() if plus_ci else None,
+            "spend_per_task": spend,
+            "answer_key": ", ".join(sorted({str(per[b]["row"]["answer_key"]) for b in benches})),
+        }
+        for ref in REFERENCES:
+            got = pairs.get((model, name, ref)) or {}
+            common = sorted(b for b in got if got[b][0])
+            if len(common) < 2:
+                continue  # one benchmark's comparison is that benchmark's row
+            xa = [x for b in common for x in got[b][0]]
+            xb = [x for b in common for x in got[b][1]]
+            test = mcnemar_exact(xa, xb)
+            diff = stratified_bootstrap_ci(
+                [np.asarray(got[b][0], float) - np.asarray(got[b][1], float) for b in common],
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            cmp: dict[str, Any] = {
+                "n_common": len(xa),
+                "n_by_benchmark": {b: len(got[b][0]) for b in common},
+                "diff": diff.to_dict(),
+                "only_this": test.only_a,
+                "only_ref": test.only_b,
+                "p": test.p_value,
+                "_samples": (xa, xb),
+            }
+            row[f"vs_{ref}"] = cmp
+            families.setdefault((model, ref), []).append(cmp)
+        out.append(row)
+    for family in families.values():
+        for cmp, adj in zip(family, holm([c["p"] for c in family]), strict=True):
+            cmp["p_holm"] = adj
+            xa, xb = cmp.pop("_samples")
+            cmp["assessment"] = assess(xa, xb, p_value=adj, margin=margin)
+    return out
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -185,6 +350,10 @@ def equal_budget_section(
     curves: dict[str, list[dict[str, float]]] = {}
     pareto: list[dict[str, Any]] = []
     budgets_used: dict[str, float | None] = {}
+    # For the pooled rows: per (model, strategy) each benchmark's verdicts at its budget,
+    # and per (model, strategy, reference) each benchmark's paired samples.
+    pool_runs: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    pool_pairs: dict[tuple[str, str, str], dict[str, tuple[list[bool], list[bool]]]] = {}
     for (bench, model), gs in clusters.items():
         given = {run_budget(g.records, axis) for g in gs}
         b = budget
@@ -197,6 +366,11 @@ def equal_budget_section(
         budgets_used[f"{bench} / {model}"] = b
         points = {id(g): task_budget_points(g.records, axis) for g in gs}
         at_b = {id(g): verdicts_at_budget(points[id(g)], b) for g in gs} if b is not None else {}
+        plus_at_b = {
+            id(g): verdicts_at_budget(task_budget_points(g.records, axis, plus_or_base_failure), b)
+            for g in gs
+            if b is not None and has_plus(g.records)
+        }
         max_spend = max(
             (c for g in gs for pts in points[id(g)].values() for c, _ in pts), default=0.0
         )
@@ -217,6 +391,15 @@ def equal_budget_section(
                 else None
             )
             data = gdata[id(g)]
+            pv = plus_at_b.get(id(g))
+            plus_known = pv is not None and v and all(x is not None for x in pv.values())
+            plus_ci = (
+                bootstrap_ci(
+                    [float(bool(x)) for x in pv.values()], n_resamples=n_resamples, seed=seed
+                )
+                if plus_known and pv
+                else None
+            )
             row: dict[str, Any] = {
                 "benchmark": bench,
                 "model": model,
@@ -227,6 +410,12 @@ def equal_budget_section(
                 "axis": axis,
                 "budget": b,
                 "pass_at_budget": ci.to_dict() if ci else None,
+                # With the plus tests' verdict of the same trials (blank: none, or some
+                # base pass never judged under plus: `plus_unjudged` of them).
+                "pass_at_budget_plus": plus_ci.to_dict() if plus_ci else None,
+                "plus_unjudged": (
+                    sum(1 for x in pv.values() if x is None) if pv is not None else None
+                ),
                 "final_as_run": data["final"],
                 "spend_per_task": data["per_task"].get(axis),
                 "trials_per_task": data["per_task"].get("trials"),
@@ -255,7 +444,15 @@ def equal_budget_section(
                 }
                 row[f"vs_{ref_name}"] = cmp
                 comparisons.setdefault(ref_name, []).append(cmp)
+                pool_pairs.setdefault((model, g.name, ref_name), {})[bench] = (xa, xb)
             rows.append(row)
+            pool_runs.setdefault((model, g.name), {})[bench] = {
+                "verdicts": v,
+                "plus": pv if plus_known else None,
+                "spend": data["per_task"].get(axis),
+                "budget": b,
+                "row": row,
+            }
             pareto.append(
                 {
                     "benchmark": bench,
@@ -299,6 +496,9 @@ def equal_budget_section(
     n_max = max((r["n"] for r in rows), default=0)
     return {
         "axis": axis,
+        "pooled": pooled_rows(
+            pool_runs, pool_pairs, n_resamples=n_resamples, seed=seed, margin=margin
+        ),
         "detectable": {
             "n_tasks": n_max,
             "comparisons_per_reference": n_family,

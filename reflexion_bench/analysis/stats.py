@@ -11,6 +11,9 @@ functions are deterministic given ``seed``.
 - :func:`paired_bootstrap_diff`: bootstrap interval of the difference of two success
   rates measured on the same tasks, resampling tasks jointly (per-task means over seeds
   with several seeds: the task stays the unit).
+- :func:`stratified_bootstrap_ci`: the mean over several strata (benchmarks) pooled,
+  every task weighted alike, resampling tasks within each stratum (a pooled estimate
+  keeps each benchmark's size; paired differences are per-task values too).
 - :func:`sign_flip_exact`: the exact paired permutation test of per-task mean
   differences over seeds; McNemar's exact test at one seed.
 """
@@ -200,6 +203,33 @@ def paired_bootstrap_diff(
     diffs = d[idx].mean(axis=1)
     low, high = _quantiles(diffs, level)
     return Interval(float(d.mean()), float(low), float(high), level)
+
+
+def stratified_bootstrap_ci(
+    strata: Sequence[Sequence[float]] | Sequence[np.ndarray],
+    *,
+    level: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Interval:
+    """Percentile interval of the mean of all values of all ``strata`` together (each
+    value weighted alike, so a stratum counts by its size), resampling with replacement
+    *within* each stratum: the pooled sample keeps every stratum's size, as the design
+    did (the benchmarks' sizes are fixed, not drawn). For paired comparisons pass the
+    per-task differences. Empty strata are skipped; at least one value is needed."""
+    parts = [np.asarray(s, dtype=float) for s in strata]
+    parts = [p for p in parts if p.size]
+    if not parts:
+        raise ValueError("stratified_bootstrap_ci needs at least one value")
+    total = sum(p.size for p in parts)
+    rng = np.random.default_rng(seed)
+    sums = np.zeros(n_resamples)
+    for p in parts:
+        idx = rng.integers(0, p.size, size=(n_resamples, p.size))
+        sums += p[idx].sum(axis=1)
+    low, high = _quantiles(sums / total, level)
+    estimate = float(np.concatenate(parts).mean())
+    return Interval(estimate, float(low), float(high), level)
 
 
 def wilson_interval(successes: int, n: int, *, level: float = 0.95) -> Interval:

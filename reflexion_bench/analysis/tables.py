@@ -85,6 +85,7 @@ TABLES = (
     "rewrites",
     "elapsed",
     "strategies",
+    "pooled",
     "seeds",
 )
 TITLES = {
@@ -98,6 +99,7 @@ TITLES = {
     "rewrites": "Correct programs the self-tests rejected: what the loop made of them",
     "elapsed": "Wall-clock time with trials in flight, and tasks solved per hour",
     "strategies": "Strategies at equal budget: pass@1 at the budget, paired tests vs retry and reflexion (Holm)",
+    "pooled": "Pooled over benchmarks (stratified): pass@1 at each benchmark's budget, paired tests vs retry and reflexion (Holm)",
     "seeds": "Configurations over seeds: pass@1 mean ± sd across seeds, task-level interval, pass^k",
 }
 
@@ -693,6 +695,7 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
         "rewrites": pd.DataFrame(rewrite_rows),
         "elapsed": pd.DataFrame(elapsed_rows),
         "strategies": _strategies_frame(report),
+        "pooled": _pooled_frame(report),
         "seeds": _seeds_frame(report),
     }
 
@@ -742,26 +745,65 @@ def _strategies_frame(report: dict[str, Any]) -> pd.DataFrame:
             "pass_at_budget": pab.get("estimate"),
             "pass_at_budget_low": pab.get("low"),
             "pass_at_budget_high": pab.get("high"),
+            "pass_at_budget_plus": _est(r.get("pass_at_budget_plus")),
             "final": _est(r["final_as_run"]),
             "spend_per_task": r["spend_per_task"],
             "trials_per_task": r["trials_per_task"],
         }
-        for ref in ("retry", "reflexion"):
-            cmp = r.get(f"vs_{ref}") or {}
-            diff = cmp.get("diff") or {}
-            row[f"diff_vs_{ref}"] = diff.get("estimate")
-            row[f"diff_vs_{ref}_low"] = diff.get("low")
-            row[f"diff_vs_{ref}_high"] = diff.get("high")
-            row[f"p_vs_{ref}"] = cmp.get("p")
-            row[f"p_holm_vs_{ref}"] = cmp.get("p_holm")
-            row[f"verdict_vs_{ref}"] = (cmp.get("assessment") or {}).get("verdict")
-            row[f"detectable_vs_{ref}"] = (cmp.get("assessment") or {}).get("detectable_difference")
+        row.update(_reference_columns(r))
         row["answer_key"] = r["answer_key"]
         row["stop_reasons"] = ", ".join(
             f"{k} {v}" for k, v in (r.get("stop_reasons") or {}).items()
         )
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _without_empty_plus(pd.DataFrame(rows))
+
+
+def _reference_columns(r: dict[str, Any]) -> dict[str, Any]:
+    """A strategies or pooled row's comparison with each reference, as columns."""
+    row: dict[str, Any] = {}
+    for ref in ("retry", "reflexion"):
+        cmp = r.get(f"vs_{ref}") or {}
+        diff = cmp.get("diff") or {}
+        row[f"diff_vs_{ref}"] = diff.get("estimate")
+        row[f"diff_vs_{ref}_low"] = diff.get("low")
+        row[f"diff_vs_{ref}_high"] = diff.get("high")
+        row[f"p_vs_{ref}"] = cmp.get("p")
+        row[f"p_holm_vs_{ref}"] = cmp.get("p_holm")
+        row[f"verdict_vs_{ref}"] = (cmp.get("assessment") or {}).get("verdict")
+        row[f"detectable_vs_{ref}"] = (cmp.get("assessment") or {}).get("detectable_difference")
+    return row
+
+
+def _pooled_frame(report: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for r in (report.get("strategies") or {}).get("pooled") or []:
+        pab = r.get("pass_at_budget") or {}
+        row: dict[str, Any] = {
+            "strategy": r["strategy"] + (" (partial)" if r.get("partial") else ""),
+            "model": r["model"],
+            "benchmarks": " + ".join(f"{b} ({n})" for b, n in r["n_by_benchmark"].items()),
+            "n": r["n"],
+            "budgets": ", ".join(f"{b} {_num('budget', v)}" for b, v in r["budgets"].items()),
+            "pass_at_budget": pab.get("estimate"),
+            "pass_at_budget_low": pab.get("low"),
+            "pass_at_budget_high": pab.get("high"),
+            "pass_at_budget_plus": _est(r.get("pass_at_budget_plus")),
+            "spend_per_task": r["spend_per_task"],
+        }
+        row.update(_reference_columns(r))
+        for ref in ("retry", "reflexion"):
+            row[f"n_vs_{ref}"] = (r.get(f"vs_{ref}") or {}).get("n_common")
+        row["answer_key"] = r["answer_key"]
+        rows.append(row)
+    return _without_empty_plus(pd.DataFrame(rows))
+
+
+def _without_empty_plus(df: pd.DataFrame) -> pd.DataFrame:
+    """No plus column where no run has plus verdicts (most reports)."""
+    if "pass_at_budget_plus" in df.columns and df["pass_at_budget_plus"].isna().all():
+        return df.drop(columns=["pass_at_budget_plus"])
+    return df
 
 
 # --------------------------------------------------------------------------- rendering
@@ -790,6 +832,7 @@ _SHARE_COLS = {
     "tn_rate",
     "success_at_budget",
     "pass_at_budget",
+    "pass_at_budget_plus",
     "diff_vs_retry",
     "diff_vs_reflexion",
     "detectable",
@@ -847,6 +890,9 @@ _HEADERS = {
     "trial_1_same": "trial 1 same",
     "success_at_budget": "success at budget",
     "pass_at_budget": "pass@1 at budget",
+    "pass_at_budget_plus": "pass@1 at budget (plus)",
+    "n_vs_retry": "paired tasks vs retry",
+    "n_vs_reflexion": "paired tasks vs reflexion",
     "spend_per_task": "spend/task (as run live)",
     "diff_vs_retry": "diff vs retry",
     "p_vs_retry": "McNemar p vs retry",
@@ -1024,6 +1070,20 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " Holm-adjusted p, each family being one reference's comparisons within one"
             f" benchmark x model ({_strategy_families(report)}); partial: fewer tasks"
             " than the largest run" + _detectable(report) + "; " + _verdict_note(report) + ")"
+        )
+    if name == "pooled" and (report.get("strategies") or {}).get("pooled"):
+        return (
+            " (one row per strategy x model run on several benchmarks, each at its own"
+            " budget (budgets); pooled over the benchmarks' tasks, every task weighing the"
+            " same; pass@1 at budget and diff: 95% bootstrap CI resampling tasks within"
+            " each benchmark; McNemar p: exact, on the discordant tasks of all benchmarks;"
+            " Holm p within each model x reference family of pooled comparisons; the"
+            " equivalence test runs on the per-task differences of all benchmarks"
+            " together, which is conservative under stratification; plus: the same"
+            " trials' plus-test verdicts (blank: not every run re-judged under plus);"
+            " paired tasks: tasks both runs finished, over all benchmarks; "
+            + _verdict_note(report)
+            + ")"
         )
     if name == "paired" and report["paired"]:
         families: dict[str, int] = {}

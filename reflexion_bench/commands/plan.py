@@ -4,6 +4,7 @@
                          [--seed-correlation RHO] [--alpha 0.05] [--power 0.8]
     reflexion-bench plan --pilot RUN_A RUN_B [--tasks N] [--effect D] ...
     reflexion-bench plan --paper humaneval-py [--audit results/paper-audit/claims.json] ...
+    reflexion-bench plan --budget-from RUN_DIR [--verdict-trial 2] [--round-to 500]
 
 ``--discordance`` is the share of discordant tasks (p01 + p10: exactly one of the two
 strategies solves it) and ``--effect`` the paired difference of pass@1 (p10 - p01),
@@ -14,6 +15,12 @@ picks the logged verdicts or the audit's re-scored ones). With ``--effect`` (or 
 pilot's observed effect) the command prints ``<N> tasks needed``; with ``--tasks`` it
 prints the detectable difference as ``<x> points``. Formulas:
 :mod:`reflexion_bench.analysis.power`.
+
+``--budget-from`` plans the other half of an equal-budget study, its per-task token
+budget, from a logged run of the strategy whose retries the budget must pay for
+(Reflexion): the median, over the tasks that reached trial ``--verdict-trial``, of the
+tokens that trial's verdict needed, rounded up to ``--round-to``
+(:func:`reflexion_bench.analysis.equal_budget.budget_rule`).
 """
 
 from __future__ import annotations
@@ -71,8 +78,47 @@ def _parser() -> argparse.ArgumentParser:
         default="logged",
         help="which verdicts of the paper's pair (default: logged, as published)",
     )
+    p.add_argument(
+        "--budget-from",
+        type=Path,
+        default=None,
+        metavar="RUN_DIR",
+        help="plan a per-task token budget from this run's log instead (see above)",
+    )
+    p.add_argument(
+        "--verdict-trial",
+        type=int,
+        default=2,
+        help="--budget-from: the trial whose verdict the budget pays for (2)",
+    )
+    p.add_argument("--round-to", type=float, default=500.0, help="--budget-from: round up to (500)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     return p
+
+
+def budget_plan(args: argparse.Namespace) -> dict[str, Any]:
+    from reflexion_bench.analysis.equal_budget import budget_rule
+    from reflexion_bench.analysis.runs import load_run
+
+    path = args.budget_from
+    if not path.is_dir() or not (path / "log.jsonl").is_file():
+        raise ValueError(f"--budget-from: {path} is not a run folder (no log.jsonl)")
+    out = budget_rule(load_run(path).records, trial=args.verdict_trial, round_to=args.round_to)
+    out["source"] = str(path)
+    return out
+
+
+def render_budget(p: dict[str, Any]) -> str:
+    lines = [f"token budget per task from {p['source']} ({p['tasks']} tasks):"]
+    for role, m in p["role_medians"].items():
+        lines.append(f"  {role:<22} {m['calls']:>5} calls, median {m['median']:.0f} tokens")
+    q1, q3 = p["quartiles"]
+    lines.append(
+        f"trial {p['trial']}'s verdict needs a median {p['median']:.0f} tokens "
+        f"(quartiles {q1:.0f}-{q3:.0f}) on the {p['tasks_reaching_trial']} tasks that reached it"
+    )
+    lines.append(f"budget (rounded up to {p['round_to']:g}): {p['budget']:.0f} tokens per task")
+    return "\n".join(lines)
 
 
 def _fail(msg: str) -> int:
@@ -218,6 +264,13 @@ def render(p: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.budget_from is not None:
+        try:
+            budget = budget_plan(args)
+        except ValueError as exc:
+            return _fail(str(exc))
+        print(json.dumps(budget, indent=2) if args.json else render_budget(budget))
+        return 0
     try:
         result = plan(args)
     except ValueError as exc:

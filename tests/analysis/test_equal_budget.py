@@ -128,3 +128,144 @@ def test_detectable_note_names_holm_only_when_there_is_a_family() -> None:
     assert "at least 6" in note(0) and "Holm" not in note(0) and "/0" not in note(0)
     assert "Holm" not in note(1)
     assert "Holm across 8 comparisons" in note(8) and "0.05/8" in note(8)
+
+
+async def test_pooled_rows_stratify_by_benchmark_and_sum_the_discordant_tasks(
+    tmp_path: Path,
+) -> None:
+    """Two toy 'benchmarks' (same task ids, other scripts), retry and reflexion on each:
+    the pooled row counts every task of both, its McNemar test is the exact binomial
+    test of the discordant tasks of both together, and its pass@1 is the task-weighted
+    mean of the two benchmarks'."""
+    from scipy.stats import binomtest
+
+    root = tmp_path / "runs"
+    scripts_b = {
+        "alpha": ["alpha"],
+        "beta": ["beta"],
+        "gamma": ["wrongG", "wrongG2", "gamma"],
+        "delta": ["wrongD", "delta"],
+        "eta": ["wrongE", "eta"],
+    }
+    for bench, words, scripts in (
+        ("toyA", ["alpha", "beta", "gamma", "delta"], None),
+        ("toyB", ["alpha", "beta", "gamma", "delta", "eta"], scripts_b),
+    ):
+        for strategy in (
+            Strategy(name="retry", memory_content="none", max_trials=4),
+            Strategy(name="reflexion", memory_content="reflection", max_trials=4),
+        ):
+            await run_toy(
+                root / bench / strategy.name,
+                strategy,
+                words=words,
+                scripts=scripts,
+                budget=TaskBudget(tokens=60),
+                benchmark=bench,
+            )
+    report = build_comparison([root], n_resamples=300)
+    section = report["strategies"]
+    per = {(r["benchmark"], r["strategy"]): r for r in section["rows"]}
+    pooled = {r["strategy"]: r for r in section["pooled"]}
+    assert set(pooled) == {"retry", "reflexion"}
+    ref = pooled["reflexion"]
+    assert ref["n"] == 9 and ref["n_by_benchmark"] == {"toyA": 4, "toyB": 5}
+    est = ref["pass_at_budget"]["estimate"]
+    a, b = per[("toyA", "reflexion")], per[("toyB", "reflexion")]
+    weighted = (4 * a["pass_at_budget"]["estimate"] + 5 * b["pass_at_budget"]["estimate"]) / 9
+    assert est == pytest.approx(weighted)
+    assert ref["pass_at_budget"]["low"] <= est <= ref["pass_at_budget"]["high"]
+    vs = ref["vs_retry"]
+    only_this = a["vs_retry"]["only_this"] + b["vs_retry"]["only_this"]
+    only_ref = a["vs_retry"]["only_ref"] + b["vs_retry"]["only_ref"]
+    assert (vs["only_this"], vs["only_ref"], vs["n_common"]) == (only_this, only_ref, 9)
+    d = only_this + only_ref
+    expected_p = binomtest(only_this, d, 0.5).pvalue if d else 1.0
+    assert vs["p"] == pytest.approx(expected_p)
+    assert vs["p"] <= vs["p_holm"] <= 1.0
+    assert vs["assessment"]["verdict"] in {"different", "equivalent", "inconclusive"}
+    # The budgets of each benchmark are named; the table renders with its note.
+    assert ref["budgets"] == {"toyA": 60.0, "toyB": 60.0}
+    md = render(report, "md", ["pooled"])
+    assert "Pooled over benchmarks" in md and "toyA (4) + toyB (5)" in md
+    assert "resampling tasks within each benchmark" in md
+
+
+def test_pooled_rows_need_two_benchmarks() -> None:
+    from reflexion_bench.analysis.equal_budget import pooled_rows
+
+    one = {
+        ("m", "retry"): {
+            "he": {
+                "verdicts": {"t": True},
+                "plus": None,
+                "spend": 1.0,
+                "budget": 1.0,
+                "row": {"answer_key": "clean"},
+            }
+        }
+    }
+    assert pooled_rows(one, {}) == []
+
+
+def plus_trial(task: str, k: int, base: bool, plus: bool | None, tokens: int) -> dict[str, Any]:
+    hidden: dict[str, Any] = {"passed": base}
+    if plus is not None:
+        hidden["extra"] = {"plus": {"passed": plus}}
+    return {
+        "task_id": task,
+        "trial": k,
+        "hidden": hidden,
+        "model_calls": [call("actor", tokens, 0)],
+    }
+
+
+def test_plus_verdicts_at_budget_fail_base_failures_and_leave_unjudged_blank() -> None:
+    from reflexion_bench.analysis.equal_budget import plus_or_base_failure
+
+    recs = [
+        plus_trial("a", 1, True, False, 100),  # base pass, plus fail
+        plus_trial("b", 1, False, None, 100),  # base fail: plus fail without judging
+        plus_trial("c", 1, False, None, 100),
+        plus_trial("c", 2, True, None, 100),  # base pass never judged under plus
+        plus_trial("d", 1, True, True, 100),
+    ]
+    pts = task_budget_points(recs, "tokens", plus_or_base_failure)
+    assert verdicts_at_budget(pts, 150) == {"a": False, "b": False, "c": False, "d": True}
+    assert verdicts_at_budget(pts, 250) == {"a": False, "b": False, "c": None, "d": True}
+    # The hidden (base) reading of the same log.
+    assert verdicts_at_budget(task_budget_points(recs), 250) == {
+        "a": True,
+        "b": False,
+        "c": True,
+        "d": True,
+    }
+
+
+def test_budget_rule_is_the_median_spend_of_the_second_verdict_rounded_up() -> None:
+    from reflexion_bench.analysis.equal_budget import budget_rule
+
+    def task(t: str, second_actor: int | None) -> list[dict[str, Any]]:
+        # trial 1: actor 400 + self-test 400 + reflection 600 = 1400 paid before trial 2
+        out = [
+            trial(
+                t,
+                1,
+                False,
+                [call("actor", 300, 100), call("self_test", 300, 100), call("reflector", 500, 100)],
+            )
+        ]
+        if second_actor is not None:
+            out.append(trial(t, 2, True, [call("actor", second_actor, 0)]))
+        return out
+
+    recs = [*task("a", 600), *task("b", 900), *task("c", 1700), *task("d", None)]
+    rule = budget_rule(recs)
+    # second verdicts at 2000, 2300, 3100: median 2300 -> 2500
+    assert rule["tasks"] == 4 and rule["tasks_reaching_trial"] == 3
+    assert rule["median"] == 2300 and rule["budget"] == 2500
+    assert budget_rule(recs, round_to=100)["budget"] == 2300
+    assert budget_rule(recs, trial=1)["budget"] == 1000  # trial 1's verdict at 800
+    assert rule["role_medians"]["trial 1 reflector"] == {"calls": 4, "median": 600.0}
+    with pytest.raises(ValueError, match="reached trial 3"):
+        budget_rule(recs, trial=3)

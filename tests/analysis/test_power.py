@@ -165,3 +165,34 @@ def test_the_audit_paired_rows_carry_the_planner_figures() -> None:
     # 2 discordant tasks of 40: no difference reaches 80% power at that discordance.
     assert det.startswith("none") and pw.power(40, 0.05, 0.05) < 0.8
     assert _power_cells({"n": 40, "only_a": 0, "only_b": 0}) == "- | -"
+
+
+def test_plan_budget_from_the_committed_40_task_reflexion_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The study budgets come from `plan --budget-from`: on the committed Reflexion run,
+    the tokens of trial 1's calls plus trial 2's actor and self-test calls, read here
+    straight from log.jsonl, give the median the command prints."""
+    run = ROOT / "results" / "strategies-humaneval40" / "reflexion"
+    spend: dict[str, float] = {}
+    reached = set()
+    for line in (run / "log.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        if r.get("type") not in (None, "trial") or "trial" not in r:
+            continue
+        for c in r.get("model_calls") or []:
+            if r["trial"] == 1 or (r["trial"] == 2 and c["role"] in ("actor", "self_test")):
+                tokens = c["prompt_tokens"] + c["completion_tokens"]
+                spend[r["task_id"]] = spend.get(r["task_id"], 0) + tokens
+        if r["trial"] == 2:
+            reached.add(r["task_id"])
+    median = float(np.median([spend[t] for t in reached]))
+    assert plan.main(["--budget-from", str(run), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tasks_reaching_trial"] == len(reached)
+    assert data["median"] == pytest.approx(median)
+    assert data["budget"] == math.ceil(median / 500) * 500
+    assert plan.main(["--budget-from", str(run)]) == 0
+    assert f"budget (rounded up to 500): {data['budget']:.0f} tokens" in capsys.readouterr().out
+    assert plan.main(["--budget-from", str(tmp_path)]) == 2
+    assert "not a run folder" in capsys.readouterr().err

@@ -108,3 +108,24 @@ def test_paired_bootstrap_diff() -> None:
     assert iv.high == pytest.approx(ref.high, abs=1 / 60 + 1e-9)
     with pytest.raises(ValueError):
         paired_bootstrap_diff([1, 0], [1])
+
+
+def test_stratified_bootstrap_keeps_each_stratum_size() -> None:
+    """Constant strata cannot vary when resampled within themselves: the pooled interval
+    collapses to the exact weighted mean, where a bootstrap ignoring the strata (mixing
+    them) is wide. Strata count by their size."""
+    from reflexion_bench.analysis.stats import bootstrap_ci, stratified_bootstrap_ci
+
+    ones, zeros = [1.0] * 30, [0.0] * 10
+    iv = stratified_bootstrap_ci([ones, zeros], n_resamples=2000, seed=1)
+    assert (iv.estimate, iv.low, iv.high) == (0.75, 0.75, 0.75)
+    mixed = bootstrap_ci(ones + zeros, n_resamples=2000, seed=1)
+    assert mixed.high - mixed.low > 0.15
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 2, 50).astype(float), rng.integers(0, 2, 20).astype(float)
+    iv2 = stratified_bootstrap_ci([a, b, []], n_resamples=3000, seed=2)
+    assert iv2.estimate == pytest.approx(np.concatenate([a, b]).mean())
+    assert iv2.low < iv2.estimate < iv2.high
+    assert stratified_bootstrap_ci([a, b], n_resamples=3000, seed=2) == iv2  # empty skipped
+    with pytest.raises(ValueError):
+        stratified_bootstrap_ci([[], []])

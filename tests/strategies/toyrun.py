@@ -72,8 +72,10 @@ async def run_toy(
     concurrent: int = 1,
     window: int = 1,
     budget: TaskBudget | None = None,
+    benchmark: str = "toy",
 ) -> tuple[MockModel, list[dict[str, Any]]]:
-    """Run the toy benchmark into ``run_dir``; return the model and the log records."""
+    """Run the toy benchmark into ``run_dir`` (logged under ``benchmark``, so that two
+    toy runs can stand for two benchmarks); return the model and the log records."""
     env = ToyEnvironment(words or ["alpha", "beta", "gamma", "delta"])
     model = MockModel(responder=ScriptedResponder(scripts or SCRIPTS))
     roles = Roles(
@@ -89,7 +91,7 @@ async def run_toy(
         services=Services(model=model, budget=budget or TaskBudget()),
         memory_factory=WindowMemory,
         memory_window=window,
-        benchmark="toy",
+        benchmark=benchmark,
         run_dir=run_dir,
         max_concurrent_tasks=concurrent,
         show_progress=False,
