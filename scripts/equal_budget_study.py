@@ -1,0 +1,356 @@
+"""The reflection-at-equal-budget study (results/reflection-at-equal-budget/README.md):
+run it, resumably, over as many sessions as it takes.
+
+    python scripts/equal_budget_study.py pilot     # the first 20 tasks of every arm
+    python scripts/equal_budget_study.py plan      # wall-time estimate from the pilot
+    python scripts/equal_budget_study.py run [--stop-at HH:MM] [--commit]
+    python scripts/equal_budget_study.py status
+
+Every arm (``retry``, ``reflexion``, ``wrong_reflection``; ``raw_log`` when the plan
+allows) of both benchmarks is one run folder, ``<study>/<benchmark>/<arm>``, grown in
+steps of tasks (``limit`` may grow on resume: the logged tasks are a prefix of the
+larger selection), arms in turn, so that a stopped study leaves its arms at about the
+same size and the paired comparisons use as many tasks as possible. HumanEval goes
+first and is never cut; MBPP runs to the size the plan chose (397, or its first 200 when
+the pilot says the required part would exceed ~8 hours on this machine).
+
+``pilot`` runs the first step (20 tasks) of every required arm; ``plan`` extrapolates
+each arm's wall time per task from it (``compute.jsonl``: every step's wall time, as run)
+and writes ``plan.json`` and the study README's ``<!-- plan -->`` block; ``run`` does
+the rest. Children run under ``nice`` (19) unless ``--no-nice``; ``--stop-at`` starts no
+step after that time and interrupts a running step then (it resumes where it stopped);
+``--commit`` commits the study folder after every step (``git commit -- <study>``: other
+staged changes are left alone), so that the next session resumes from the repository.
+
+The server settings are the same for every run and pinned (``SERVER``): the response
+cache's key includes ``n_ctx`` and ``n_parallel``, so that trial 1 (greedy, the same
+request in every arm) is computed once, and a resume on another machine does not resolve
+``auto`` differently and refuse the folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDY = ROOT / "results" / "reflection-at-equal-budget"
+ARMS = ("retry", "reflexion", "wrong_reflection")
+OPTIONAL_ARMS = ("raw_log",)
+#: Tasks per benchmark; MBPP may be cut to MBPP_CUT by the plan (never HumanEval).
+SIZES = {"humaneval": 164, "mbpp": 397}
+MBPP_CUT = 200
+PILOT = 20
+#: Step sizes (run folders grow to these limits in turn).
+STEP = 40
+#: Above this many hours for the required arms the plan cuts MBPP (the issue's rule).
+HOURS_LIMIT = 8.0
+#: Pinned server settings of every run: the 0.5B's `auto` on 2 quiet cores (6 slots, the
+#: winner of results/bench/server_options.json; see the module docstring).
+SERVER = [
+    "model=embedded",
+    "model.n_threads=2",
+    "model.n_parallel=6",
+    "model.n_ctx=24576",
+    "model.max_connections=6",
+    "max_concurrent_tasks=6",
+    "model.timeout_s=3600",
+    "generate.timeout_s=3600",
+    "progress=false",
+]
+
+
+def run_dir(bench: str, arm: str) -> Path:
+    return STUDY / bench / arm
+
+
+def finished_tasks(folder: Path) -> int:
+    """Tasks with a final record in the folder's log (what a resume will not redo)."""
+    log = folder / "log.jsonl"
+    if not log.is_file():
+        return 0
+    done = set()
+    with log.open(encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a stop: the runner's own reader skips it too
+            if isinstance(rec, dict) and rec.get("final") and "task_id" in rec:
+                done.add(rec["task_id"])
+    return len(done)
+
+
+def read_plan() -> dict[str, Any]:
+    path = STUDY / "plan.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def targets(plan: dict[str, Any]) -> dict[str, int]:
+    out = dict(SIZES)
+    if plan.get("mbpp_tasks"):
+        out["mbpp"] = int(plan["mbpp_tasks"])
+    return out
+
+
+def arms(plan: dict[str, Any]) -> list[str]:
+    return [*ARMS, *(a for a in OPTIONAL_ARMS if a in (plan.get("optional_arms") or []))]
+
+
+def steps(total: int) -> list[int]:
+    out = [PILOT]
+    while out[-1] < total:
+        out.append(min(total, out[-1] + STEP))
+    return out
+
+
+class Stopped(Exception):
+    """The --stop-at time came: the study stops cleanly and resumes next time."""
+
+
+def _deadline(text: str | None) -> float | None:
+    if not text:
+        return None
+    hh, mm = (int(x) for x in text.split(":"))
+    now = dt.datetime.now()
+    at = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+    if at <= now:
+        at += dt.timedelta(days=1)
+    return at.timestamp()
+
+
+def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: bool) -> None:
+    folder = run_dir(bench, arm)
+    before = finished_tasks(folder)
+    if before >= limit:
+        return
+    if deadline is not None and time.time() >= deadline:
+        raise Stopped
+    cmd = [
+        sys.executable,
+        "-m",
+        "reflexion_bench.cli",
+        "run",
+        f"experiment=equal_budget_{bench}",
+        f"strategy={arm}",
+        f"run_dir={folder.relative_to(ROOT)}",
+        f"limit={limit}",
+        *SERVER,
+    ]
+    if nice:
+        cmd = ["nice", "-n", "19", *cmd]
+    started = time.time()
+    print(f"[{dt.datetime.now():%H:%M}] {bench}/{arm}: {before} -> {limit} tasks", flush=True)
+    # In the driver's process group: whatever stops the driver's group stops the run too
+    # (an orphaned run writing on beside the next session's driver would mix two logs).
+    proc = subprocess.Popen(cmd, cwd=ROOT)
+    interrupted: float | None = None
+    while proc.poll() is None:
+        if deadline is not None and time.time() >= deadline and interrupted is None:
+            # The runner stops on SIGINT (to it alone: its sandbox workers must not see
+            # it mid-judgment) after logging what finished; a resume redoes only the
+            # unfinished tasks.
+            proc.send_signal(signal.SIGINT)
+            interrupted = time.time()
+        elif interrupted is not None and time.time() - interrupted > 300:
+            proc.terminate()  # it did not stop on SIGINT: SIGTERM (also a clean stop)
+            interrupted = float("inf")
+        time.sleep(2)
+    wall = time.time() - started
+    after = finished_tasks(folder)
+    record = {
+        "benchmark": bench,
+        "arm": arm,
+        "from_tasks": before,
+        "to_tasks": after,
+        "limit": limit,
+        "wall_s": round(wall, 1),
+        "start": dt.datetime.fromtimestamp(started, dt.UTC).isoformat(timespec="seconds"),
+        "returncode": proc.returncode,
+        "interrupted": interrupted is not None,
+        "load_avg_1min_at_end": round(os.getloadavg()[0], 2),
+    }
+    with (STUDY / "compute.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+    print(f"   {after} tasks finished, {wall / 60:.1f} min, rc {proc.returncode}", flush=True)
+    if interrupted is not None:
+        raise Stopped
+    if proc.returncode != 0:
+        raise SystemExit(f"{bench}/{arm} failed (rc {proc.returncode}); see its run folder")
+
+
+def commit(message: str) -> None:
+    rel = str(STUDY.relative_to(ROOT))
+    for attempt in range(5):  # another git command may hold the index for a moment
+        add = subprocess.run(["git", "add", rel], cwd=ROOT, capture_output=True, text=True)
+        done = subprocess.run(
+            ["git", "commit", "-q", "-m", message, "--", rel],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        if add.returncode == 0 and done.returncode == 0:
+            return
+        if "nothing to commit" in done.stdout + done.stderr:
+            return
+        time.sleep(5 * (attempt + 1))
+    print(f"warning: could not commit the study: {done.stderr.strip()}", file=sys.stderr)
+
+
+def pilot(args: argparse.Namespace) -> None:
+    for bench in SIZES:
+        for arm in ARMS:
+            run_step(bench, arm, PILOT, _deadline(args.stop_at), not args.no_nice)
+            if args.commit:
+                commit(f"study: pilot {bench}/{arm} ({PILOT} tasks)")
+
+
+def estimate() -> dict[str, Any]:
+    """Minutes per task of every arm, from the pilot's steps in compute.jsonl."""
+    rows = []
+    path = STUDY / "compute.jsonl"
+    if path.is_file():
+        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+    per: dict[str, dict[str, float]] = {}
+    for r in rows:
+        if r["from_tasks"] == 0 and r["to_tasks"] >= PILOT and not r["interrupted"]:
+            per.setdefault(r["benchmark"], {})[r["arm"]] = r["wall_s"] / r["to_tasks"]
+    return per
+
+
+def make_plan(args: argparse.Namespace) -> dict[str, Any]:
+    per = estimate()
+    missing = [f"{b}/{a}" for b in SIZES for a in ARMS if a not in per.get(b, {})]
+    if missing:
+        raise SystemExit(f"the pilot is not complete ({', '.join(missing)}): run `pilot` first")
+
+    def hours(bench: str, n: int, which: tuple[str, ...]) -> float:
+        return sum(per[bench][a] * n for a in which) / 3600
+
+    full = hours("humaneval", SIZES["humaneval"], ARMS) + hours("mbpp", SIZES["mbpp"], ARMS)
+    mbpp = SIZES["mbpp"] if full <= HOURS_LIMIT else MBPP_CUT
+    required = hours("humaneval", SIZES["humaneval"], ARMS) + hours("mbpp", mbpp, ARMS)
+    plan = {
+        "pilot_tasks": PILOT,
+        "seconds_per_task": {b: {a: round(v, 1) for a, v in d.items()} for b, d in per.items()},
+        "hours_full": round(full, 2),
+        "hours_limit": HOURS_LIMIT,
+        "mbpp_tasks": mbpp,
+        "hours_required": round(required, 2),
+        # raw_log would cost about what wrong_reflection does (one reflection-sized
+        # memory per trial); optional arms are not planned while the required part
+        # alone is over the limit.
+        "optional_arms": [],
+    }
+    (STUDY / "plan.json").write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
+    refresh_readme(plan)
+    print(render_plan(plan))
+    return plan
+
+
+def render_plan(plan: dict[str, Any]) -> str:
+    lines = [
+        f"Pilot: the first {plan['pilot_tasks']} tasks of every arm; wall time per task "
+        "(this machine, the study's settings, trial 1 shared through the response cache):",
+        "",
+        "| benchmark | arm | s/task (pilot) |",
+        "|---|---|---|",
+    ]
+    for bench, d in plan["seconds_per_task"].items():
+        for arm, s in d.items():
+            lines.append(f"| {bench} | {arm} | {s:.1f} |")
+    cut = plan["mbpp_tasks"] < SIZES["mbpp"]
+    lines += [
+        "",
+        f"Extrapolated: {plan['hours_full']:.1f} h for all three arms on 164 HumanEval + "
+        f"397 MBPP tasks (limit {plan['hours_limit']:g} h), so MBPP runs "
+        + (
+            f"its first {plan['mbpp_tasks']} tasks (cut): {plan['hours_required']:.1f} h."
+            if cut
+            else f"all {plan['mbpp_tasks']} tasks: {plan['hours_required']:.1f} h."
+        ),
+    ]
+    return "\n".join(lines)
+
+
+BLOCK = re.compile(r"(<!-- plan -->\n).*?(<!-- /plan -->)", re.S)
+
+
+def refresh_readme(plan: dict[str, Any]) -> None:
+    readme = STUDY / "README.md"
+    if not readme.is_file():
+        return
+    text = readme.read_text(encoding="utf-8")
+    new = BLOCK.sub(lambda m: m.group(1) + render_plan(plan) + "\n" + m.group(2), text)
+    if new != text:
+        readme.write_text(new, encoding="utf-8")
+
+
+def run(args: argparse.Namespace) -> None:
+    plan = read_plan()
+    if not plan:
+        raise SystemExit("no plan.json: run `pilot` and `plan` first")
+    deadline = _deadline(args.stop_at)
+    size = targets(plan)
+    for bench in SIZES:  # HumanEval first: it is never cut
+        for limit in steps(size[bench]):
+            for arm in arms(plan):
+                folder = run_dir(bench, arm)
+                if finished_tasks(folder) >= limit:
+                    continue
+                run_step(bench, arm, limit, deadline, not args.no_nice)
+                if args.commit:
+                    commit(f"study: {bench}/{arm} at {finished_tasks(folder)} tasks")
+
+
+def status(_args: argparse.Namespace) -> None:
+    plan = read_plan()
+    size = targets(plan)
+    for bench in SIZES:
+        for arm in arms(plan):
+            print(f"{bench:<10} {arm:<17} {finished_tasks(run_dir(bench, arm)):>4}/{size[bench]}")
+
+
+_LOCK: Any = None
+
+
+def _single_driver() -> None:
+    """One driver at a time: two would run the same arm into one folder."""
+    import fcntl
+
+    global _LOCK
+    _LOCK = (STUDY / ".driver.lock").open("w")
+    try:
+        fcntl.flock(_LOCK, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        raise SystemExit("another equal_budget_study.py is running (see `ps`)") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("stage", choices=("pilot", "plan", "run", "status"))
+    p.add_argument("--stop-at", help="HH:MM (local time): start no step after it, stop then")
+    p.add_argument("--commit", action="store_true", help="commit the study folder per step")
+    p.add_argument("--no-nice", action="store_true", help="run the children at normal priority")
+    args = p.parse_args(argv)
+    STUDY.mkdir(parents=True, exist_ok=True)
+    if args.stage != "status":
+        _single_driver()
+    try:
+        {"pilot": pilot, "plan": make_plan, "run": run, "status": status}[args.stage](args)
+    except Stopped:
+        print("stopped at --stop-at; run the same command again to resume", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

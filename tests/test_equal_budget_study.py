@@ -1,0 +1,116 @@
+"""The study driver (scripts/equal_budget_study.py): step sizes, what counts as done, the
+compute plan's cut rule and the README block it writes. (A run folder growing in place
+with a larger limit: tests/runner/test_resume_guard.py.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "equal_budget_study", ROOT / "scripts" / "equal_budget_study.py"
+    )
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_steps_grow_from_the_pilot_to_the_full_size() -> None:
+    s = load()
+    assert s.steps(164) == [20, 60, 100, 140, 164]
+    assert s.steps(200) == [20, 60, 100, 140, 180, 200]
+    assert s.steps(20) == [20]
+
+
+def test_finished_tasks_counts_final_records_and_skips_a_cut_line(tmp_path: Path) -> None:
+    s = load()
+    assert s.finished_tasks(tmp_path) == 0
+    lines = [
+        {"task_id": "a", "trial": 1, "final": False},
+        {"task_id": "a", "trial": 2, "final": True},
+        {"task_id": "b", "trial": 1, "final": True},
+        {"task_id": "b", "trial": 1, "final": True},  # a resumed duplicate counts once
+    ]
+    text = "".join(json.dumps(x) + "\n" for x in lines) + '{"task_id": "c", "fin'
+    (tmp_path / "log.jsonl").write_text(text)
+    assert s.finished_tasks(tmp_path) == 2
+
+
+def _pilot(study: Path, seconds: dict[str, float]) -> None:
+    with (study / "compute.jsonl").open("w") as fh:
+        for bench in ("humaneval", "mbpp"):
+            for arm in ("retry", "reflexion", "wrong_reflection"):
+                rec = {
+                    "benchmark": bench,
+                    "arm": arm,
+                    "from_tasks": 0,
+                    "to_tasks": 20,
+                    "wall_s": seconds[bench] * 20,
+                    "interrupted": False,
+                }
+                fh.write(json.dumps(rec) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("per_task", "mbpp"),
+    [
+        ({"humaneval": 15.0, "mbpp": 15.0}, 397),  # 3 x 561 x 15 s = 7.0 h: all of MBPP
+        ({"humaneval": 30.0, "mbpp": 20.0}, 200),
+    ],  # 4.1 h + 6.6 h > 8 h: MBPP cut to 200
+)
+def test_the_plan_cuts_mbpp_only_past_eight_hours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per_task: dict[str, float], mbpp: int
+) -> None:
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    (tmp_path / "README.md").write_text("before\n<!-- plan -->\nold\n<!-- /plan -->\nafter\n")
+    _pilot(tmp_path, per_task)
+    plan = s.make_plan(None)
+    full = 3 * (164 * per_task["humaneval"] + 397 * per_task["mbpp"]) / 3600
+    assert plan["hours_full"] == pytest.approx(full, abs=0.01)
+    assert plan["mbpp_tasks"] == mbpp
+    assert s.targets(plan) == {"humaneval": 164, "mbpp": mbpp}
+    assert json.loads((tmp_path / "plan.json").read_text()) == plan
+    readme = (tmp_path / "README.md").read_text()
+    assert readme.startswith("before\n<!-- plan -->\nPilot:") and readme.endswith("after\n")
+    assert "old" not in readme and f"{plan['hours_full']:.1f} h" in readme
+    assert ("cut" in readme) == (mbpp < 397)
+
+
+def test_the_plan_refuses_an_incomplete_pilot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    with pytest.raises(SystemExit, match="mbpp/retry"):
+        s.make_plan(None)
+
+
+@pytest.mark.parametrize(
+    ("experiment", "source"),
+    [
+        ("equal_budget_humaneval", "results/strategies-humaneval40/reflexion"),
+        ("equal_budget_mbpp", "results/self-test-reliability/mbpp40_qwen0.5b_reflexion_k3"),
+    ],
+)
+def test_the_study_budgets_follow_the_rule(experiment: str, source: str) -> None:
+    """Each benchmark's budget is what `reflexion-bench plan --budget-from` prints for the
+    Reflexion run the study README names, not a number typed in."""
+    import yaml
+
+    from reflexion_bench.analysis.equal_budget import budget_rule
+    from reflexion_bench.analysis.runs import load_run
+
+    cfg = yaml.safe_load((ROOT / "configs" / "experiment" / f"{experiment}.yaml").read_text())
+    rule = budget_rule(load_run(ROOT / source).records)
+    assert cfg["budget"]["tokens"] == rule["budget"]
+    assert source in (ROOT / "results" / "reflection-at-equal-budget" / "README.md").read_text()
