@@ -97,11 +97,11 @@ def task_budget_points(
     tasks: dict[str, list[Mapping[str, Any]]] = {}
     for r in records:
         tasks.setdefault(str(r["task_id"]), []).append(r)
-    out: dict[str, list[tuple[float, bool]]] = {}
+    out: dict[str, list[tuple[float, bool | None]]] = {}
     for tid, recs in tasks.items():
         recs = sorted(recs, key=lambda r: int(r["trial"]))
         before = 0.0
-        points = []
+        points: list[tuple[float, bool | None]] = []
         for r in recs:
             calls = r.get("model_calls") or []
             own = sum(_call_cost(c, axis) for c in calls if c.get("role") in ATTEMPT_ROLES)
@@ -181,7 +181,7 @@ def budget_curve(
     ids = sorted(points)
     if not ids or not budgets:
         return []
-    m = np.array([[float(verdicts_at_budget(points, b)[t]) for b in budgets] for t in ids])
+    m = np.array([[float(bool(verdicts_at_budget(points, b)[t])) for b in budgets] for t in ids])
     bands = bootstrap_curve_ci(m, n_resamples=n_resamples, seed=seed)
     return [{"budget": float(b), **iv.to_dict()} for b, iv in zip(budgets, bands, strict=True)]
 
@@ -365,7 +365,16 @@ def equal_budget_section(
             b = min(finals) if finals else None
         budgets_used[f"{bench} / {model}"] = b
         points = {id(g): task_budget_points(g.records, axis) for g in gs}
-        at_b = {id(g): verdicts_at_budget(points[id(g)], b) for g in gs} if b is not None else {}
+        # Hidden verdicts are never unknown here (task_budget_points reads a missing one
+        # as a failure), so these are plain booleans.
+        at_b = (
+            {
+                id(g): {t: bool(x) for t, x in verdicts_at_budget(points[id(g)], b).items()}
+                for g in gs
+            }
+            if b is not None
+            else {}
+        )
         plus_at_b = {
             id(g): verdicts_at_budget(task_budget_points(g.records, axis, plus_or_base_failure), b)
             for g in gs
