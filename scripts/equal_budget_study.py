@@ -19,8 +19,11 @@ each arm's wall time per task from it (``compute.jsonl``: every step's wall time
 and writes ``plan.json`` and the study README's ``<!-- plan -->`` block; ``run`` does
 the rest. Children run under ``nice`` (19) unless ``--no-nice``; ``--stop-at`` starts no
 step after that time and interrupts a running step then (it resumes where it stopped);
-``--commit`` commits the study folder after every step (``git commit -- <study>``: other
-staged changes are left alone), so that the next session resumes from the repository.
+After every step the new programs are judged under the plus tests (``rescore --tests
+plus``, incremental); ``--commit`` also rebuilds the report (``report <study> --out
+<study>/report``, which refreshes the README's blocks) and commits the study folder
+(``git commit -- <study>``: other staged changes are left alone), so that the next
+session resumes from the repository.
 
 The server settings are the same for every run and pinned (``SERVER``): the response
 cache's key includes ``n_ctx`` and ``n_parallel``, so that trial 1 (greedy, the same
@@ -186,6 +189,31 @@ def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: boo
         raise Stopped
     if proc.returncode != 0:
         raise SystemExit(f"{bench}/{arm} failed (rc {proc.returncode}); see its run folder")
+    # The plus verdicts grow with the log (only the new programs are judged), so the
+    # report's plus columns are current at every commit.
+    rescore = [
+        sys.executable,
+        "-m",
+        "reflexion_bench.cli",
+        "rescore",
+        str(folder),
+        "--tests",
+        "plus",
+    ]
+    subprocess.run(["nice", "-n", "19", *rescore] if nice else rescore, cwd=ROOT, check=False)
+
+
+def write_report(nice: bool) -> None:
+    """The study's report and README blocks, from the committed logs only (the command
+    the README names)."""
+    rel = str(STUDY.relative_to(ROOT))
+    cmd = [sys.executable, "-m", "reflexion_bench.cli", "report", rel, "--out", f"{rel}/report"]
+    subprocess.run(
+        ["nice", "-n", "19", *cmd] if nice else cmd,
+        cwd=ROOT,
+        check=False,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def commit(message: str) -> None:
@@ -211,6 +239,7 @@ def pilot(args: argparse.Namespace) -> None:
         for arm in ARMS:
             run_step(bench, arm, PILOT, _deadline(args.stop_at), not args.no_nice)
             if args.commit:
+                write_report(not args.no_nice)
                 commit(f"study: pilot {bench}/{arm} ({PILOT} tasks)")
 
 
@@ -309,6 +338,7 @@ def run(args: argparse.Namespace) -> None:
                     continue
                 run_step(bench, arm, limit, deadline, not args.no_nice)
                 if args.commit:
+                    write_report(not args.no_nice)
                     commit(f"study: {bench}/{arm} at {finished_tasks(folder)} tasks")
 
 
