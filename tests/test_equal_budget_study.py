@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -113,4 +115,16 @@ def test_the_study_budgets_follow_the_rule(experiment: str, source: str) -> None
     cfg = yaml.safe_load((ROOT / "configs" / "experiment" / f"{experiment}.yaml").read_text())
     rule = budget_rule(load_run(ROOT / source).records)
     assert cfg["budget"]["tokens"] == rule["budget"]
-    assert source in (ROOT / "results" / "reflection-at-equal-budget" / "README.md").read_text()
+    study = ROOT / "results" / "reflection-at-equal-budget"
+    assert source in (study / "README.md").read_text()
+    # The committed output is the command's, run from the project root.
+    proc = subprocess.run(
+        [sys.executable, "-m", "reflexion_bench.cli", "plan", "--budget-from", source],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    bench = experiment.removeprefix("equal_budget_")
+    assert (study / f"budget_{bench}.txt").read_text() == proc.stdout
