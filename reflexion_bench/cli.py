@@ -25,6 +25,22 @@ COMMANDS = {
         "reflexion_bench.commands.import_logs",
         "import the paper's own run logs",
     ),
+    "import-inspect": (
+        "reflexion_bench.commands.import_inspect",
+        "import Inspect AI eval logs (.eval/.json) as run folders",
+    ),
+    "import-lm-eval": (
+        "reflexion_bench.commands.import_lm_eval",
+        "import lm-evaluation-harness --log_samples output as run folders",
+    ),
+    "export-inspect": (
+        "reflexion_bench.commands.export_inspect",
+        "write a run folder as an Inspect .eval log (inspect view, Scout)",
+    ),
+    "compare": (
+        "reflexion_bench.commands.compare",
+        "paired comparison of any two runs: McNemar, interval, equivalence",
+    ),
     "audit-paper": (
         "reflexion_bench.commands.audit_paper",
         "the paper's numbers vs its own logs, re-scored, paired tests",

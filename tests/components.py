@@ -37,6 +37,9 @@ COMPONENTS: dict[str, str] = {
     "bwrap": "bubblewrap, working (apt-get install bubblewrap)",
     "shared_data": "the shared benchmark data (../shared/data or $REFLEXION_BENCH_DATA)",
     "chromium": "Debian's headless Chromium and the websockets package (apt-get install chromium)",
+    "inspect_ai": "the inspect_ai package and its `inspect` CLI (the `inspect` extra: "
+    "bash scripts/setup.sh --all)",
+    "lm_eval": "the lm-eval package (the `lm-eval` extra: bash scripts/setup.sh --all)",
 }
 
 
@@ -110,6 +113,21 @@ def _chromium() -> str | None:
     return None
 
 
+def _inspect_ai() -> str | None:
+    if importlib.util.find_spec("inspect_ai") is None:
+        return "the inspect_ai package is not installed: bash scripts/setup.sh --all"
+    # `inspect view bundle` is the CLI's: the venv's own script, not one on PATH.
+    if not (Path(sys.executable).parent / "inspect").is_file():
+        return f"no `inspect` CLI beside {sys.executable}: bash scripts/setup.sh --all"
+    return None
+
+
+def _lm_eval() -> str | None:
+    if importlib.util.find_spec("lm_eval") is None:
+        return "the lm_eval package is not installed: bash scripts/setup.sh --all"
+    return None
+
+
 # Checked from the marker before setup. Docker is not here: its fixture (tests/sandbox)
 # starts an engine when it can, and calls missing("docker", ...) when it cannot.
 DETECTORS: dict[str, Callable[[], str | None]] = {
@@ -118,6 +136,8 @@ DETECTORS: dict[str, Callable[[], str | None]] = {
     "bwrap": _bwrap,
     "shared_data": _shared_data,
     "chromium": _chromium,
+    "inspect_ai": _inspect_ai,
+    "lm_eval": _lm_eval,
 }
 _detected: dict[str, str | None] = {}
 
