@@ -179,14 +179,14 @@ def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: boo
         "wall_s": round(wall, 1),
         "start": dt.datetime.fromtimestamp(started, dt.UTC).isoformat(timespec="seconds"),
         "returncode": proc.returncode,
-        "interrupted": interrupted is not None,
+        "interrupted": interrupted is not None or proc.returncode == 130,
         "load_avg_1min_at_end": round(os.getloadavg()[0], 2),
     }
     with (STUDY / "compute.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record) + "\n")
     print(f"   {after} tasks finished, {wall / 60:.1f} min, rc {proc.returncode}", flush=True)
-    if interrupted is not None:
-        raise Stopped
+    if interrupted is not None or proc.returncode == 130:
+        raise Stopped  # 130: stopped by a signal from outside (Ctrl-C); it resumes
     if proc.returncode != 0:
         raise SystemExit(f"{bench}/{arm} failed (rc {proc.returncode}); see its run folder")
     # The plus verdicts grow with the log (only the new programs are judged), so the
