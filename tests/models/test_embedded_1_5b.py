@@ -73,9 +73,11 @@ def test_config_names_the_pinned_parts_in_order_on_the_embedded_path() -> None:
     assert (cfg["sha256"], cfg["size_bytes"]) == (SHA, SIZE)
     assert cfg["name"] == "qwen2.5-coder-1.5b-instruct"
     assert cfg["filename"] == "qwen2.5-coder-1.5b-instruct.gguf"
-    # Same code path and server defaults as the 0.5B: only files and pins differ.
+    # Same code path and server defaults as the 0.5B: only files and pins differ, and the
+    # slots per core, measured for the 0.5B only (results/bench/server_options.json).
     differing = {k for k in base if base[k] != cfg.get(k)}
-    assert differing == {"name", "packages", "sha256", "size_bytes", "filename"}
+    assert differing == {"name", "packages", "sha256", "size_bytes", "filename", "slots_per_core"}
+    assert (base["slots_per_core"], cfg["slots_per_core"]) == (3, 2)
     assert cfg["client_target"] == "reflexion_bench.models.embedded.EmbeddedModel"
 
 
