@@ -58,33 +58,21 @@ def trial_record(
     """A trial record of the run-log schema (:mod:`reflexion_bench.runner.runlog`),
     marked imported (readers then accept gaps in the trial numbers) with the fields the
     source lacks listed in ``extra.missing``."""
-    rec: dict[str, Any] = {
-        "type": "trial",
-        "run_id": run_id,
-        "attempt_id": "imported",
-        "task_id": task_id,
-        "benchmark": benchmark,
-        "strategy": strategy,
-        "model": model,
-        "final": final,
-        "time": None,
-        "trial": trial,
-        "candidate": None,
-        "trajectory": None,
-        "prompt": None,
-        "self_test": None,
-        "hidden": None,
-        "reflection": None,
-        "memory_shown": None,
-        "model_calls": None,
-        "wall_time_s": None,
-        "error": None,
-        "extra": {},
-        "meta": meta,
-    }
-    rec.update(fields)
-    rec["extra"] = {**rec["extra"], "imported": True, "missing": sorted(set(missing))}
-    return rec
+    # One definition of an imported trial record: the paper-log importer's.
+    from reflexion_bench.analysis.imports import _record
+
+    return _record(
+        run_id=run_id,
+        task_id=task_id,
+        benchmark=benchmark,
+        strategy=strategy,
+        model=model,
+        trial=trial,
+        final=final,
+        meta=meta,
+        missing=sorted(set(missing)),
+        **fields,
+    )
 
 
 def _targets(out: Path, runs: list[ImportedRun]) -> list[Path]:
