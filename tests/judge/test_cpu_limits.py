@@ -101,7 +101,11 @@ async def test_busy_machine_does_not_turn_a_pass_into_a_timeout(
     )
     assert v.status == "pass", v.detail
     assert v.timeout_confirmed is None
-    assert v.cpu_s is not None and 0.5 <= v.cpu_s <= 1.6, v.cpu_s
+    # CPU was counted (not zero, not the wall time) and stayed under the limit. Not "about
+    # 1.0 s": the calibration runs in this process, the judgment in the sandbox's
+    # interpreter, and under the load the two once differed by more than 2x (CI,
+    # 2026-12-03: 0.46 s for a nominal 1.0 s).
+    assert v.cpu_s is not None and 0.2 <= v.cpu_s <= 1.6, v.cpu_s
     assert v.duration_s > 1.6  # the machine really was busy: the wall time was longer
 
 
