@@ -108,7 +108,7 @@ def hydra_main(cfg: DictConfig) -> float | None:
     label = _job_label() if _is_multirun() else ""
     interrupted = False
     try:
-        summary = asyncio.run(_interruptible(run_experiment(cfg, run_dir, label)))
+        summary = asyncio.run(_interruptible(run_experiment(cfg, run_dir, label, tracker)))
         tracker.log_run(run_dir, summary)
         print(format_table(summary))
         print(f"run folder: {run_dir}")

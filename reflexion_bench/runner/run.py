@@ -11,6 +11,7 @@ too). Resuming skips the tasks that already have a finished attempt in the log; 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sys
 import time
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -41,6 +42,9 @@ from reflexion_bench.runner.runlog import (
     iter_records,
 )
 from reflexion_bench.sandbox.base import Sandbox
+
+if TYPE_CHECKING:
+    from reflexion_bench.trackers import Tracker
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +73,9 @@ class RunContext:
     show_progress: bool = True
     #: Prefix of every progress line (a sweep job's overrides).
     progress_label: str = ""
+    #: Called with a finished task's id and its records as written (a tracker's
+    #: ``log_task``); it must not raise.
+    on_task_done: Callable[[str, list[dict[str, Any]]], None] | None = None
 
 
 def trial_to_record(
@@ -148,8 +155,12 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
                 services=ctx.services,
             )
 
+            written: list[dict[str, Any]] = []
+
             async def on_trial(st: TaskState, rec: TrialRecord, final: bool) -> None:
-                writer.write(trial_to_record(ctx, st, rec, final, attempt_id))
+                record = trial_to_record(ctx, st, rec, final, attempt_id)
+                writer.write(record)
+                written.append(record)
 
             hooks = state.memory if isinstance(state.memory, TaskAwareMemory) else None
             if hooks is not None:
@@ -169,6 +180,8 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
             progress.task_done(
                 passed=bool(last.hidden and last.hidden.passed), errored=errored, task_id=task.id
             )
+            if ctx.on_task_done is not None:
+                ctx.on_task_done(task.id, written)
             if (
                 counts["ran"] >= ctx.min_tasks_before_abort
                 and counts["errored"] / counts["ran"] > ctx.fail_on_error
@@ -398,12 +411,16 @@ def _absolute_data_dir(cfg: DictConfig) -> None:
             paths.data_dir = project_path(value)
 
 
-async def run_experiment(cfg: DictConfig, run_dir: Path, label: str = "") -> dict[str, Any]:
+async def run_experiment(
+    cfg: DictConfig, run_dir: Path, label: str = "", tracker: Tracker | None = None
+) -> dict[str, Any]:
     """Build, run, and summarise one experiment into ``run_dir``.
 
-    ``label`` starts every progress line (a sweep job's overrides). Cancelled (Ctrl-C,
-    see commands/run.py), the trials in flight are dropped, what finished stays in the
-    log and is summarised, provenance records ``interrupted``, and the cancel goes on.
+    ``label`` starts every progress line (a sweep job's overrides); ``tracker`` gets each
+    task as it finishes (``log_task``; the caller sends the summary and closes it).
+    Cancelled (Ctrl-C, see commands/run.py), the trials in flight are dropped, what
+    finished stays in the log and is summarised, provenance records ``interrupted``, and
+    the cancel goes on.
     """
     from reflexion_bench.analysis.report import write_run_outputs
     from reflexion_bench.runner import provenance
@@ -441,6 +458,8 @@ async def run_experiment(cfg: DictConfig, run_dir: Path, label: str = "") -> dic
         k: v for k, v in {"seed": cfg.get("seed"), "name": cfg.get("name")}.items() if v is not None
     }
     ctx.progress_label = label
+    if tracker is not None:
+        ctx.on_task_done = functools.partial(tracker.log_task, run_dir)
     show = bool(cfg.get("progress", True))
     try:
         if show:

@@ -1,8 +1,10 @@
 """Experiment trackers fed from the run log (W&B, none). Chosen with ``logger=``.
 
-The runner calls ``make_tracker(cfg, run_dir)`` before the run, then
+The runner calls ``make_tracker(cfg, run_dir)`` before the run, ``tracker.log_task(...)``
+with each task's records (as written to the log) as the task finishes, then
 ``tracker.log_run(run_dir, summary)`` and, always, ``tracker.close()``. Trackers read
-what they send from the run folder: the JSONL log stays the source of truth.
+what they send from the run folder and its log: the JSONL log stays the source of truth.
+A tracker never raises: a failure is a warning (the results are already on disk).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from omegaconf import DictConfig
 
 
 class Tracker(Protocol):
+    def log_task(self, run_dir: Path, task_id: str, records: list[dict[str, Any]]) -> None: ...
+
     def log_run(self, run_dir: Path, summary: dict[str, Any]) -> None: ...
 
     def close(self) -> None: ...
@@ -21,6 +25,9 @@ class Tracker(Protocol):
 
 class NoTracker:
     """``logger=none``: the run log is the only record."""
+
+    def log_task(self, run_dir: Path, task_id: str, records: list[dict[str, Any]]) -> None:
+        return None
 
     def log_run(self, run_dir: Path, summary: dict[str, Any]) -> None:
         return None

@@ -1,15 +1,18 @@
-"""``logger=wandb``: a Weights & Biases run built from the run log after the run.
+"""``logger=wandb``: a Weights & Biases run fed from the run log, as it grows and after.
 
-Everything sent is read back from the run folder (the JSONL log stays the source of
-truth): the saved, redacted ``config.yaml`` (redacted again on the way out), one
-history row per trial index (success after k trials, solved by k, tasks still
+While the run goes, one history row per finished task (``tasks_finished`` is its step:
+the task's verdicts, trials, tokens, wall time, and the pass rate so far), so a long run
+can be watched. After it, everything is read back from the run folder (the JSONL log
+stays the source of truth): the saved, redacted ``config.yaml`` (redacted again on the
+way out), one history row per trial index (``trial`` is its step) (success after k trials, solved by k, tasks still
 running, fixes/breaks into k, mean cumulative tokens), the trial curve (a W&B line
 plot and the ``curve.png`` image), a table of tasks with their candidates,
 trajectories, feedback and reflections, and the run summary.
 
 Offline use (tests, machines without network): ``WANDB_MODE=offline`` (or
 ``logger.mode=offline``) and ``WANDB_DIR`` (default: the run folder) keep everything on
-disk; ``wandb sync`` uploads it later. A tracker failure (no API key, no network)
+disk; ``wandb sync`` uploads it later (the path and the command are printed when the
+run closes). A tracker failure (no API key, no network)
 is logged as a warning and never fails the run: its results are already on disk.
 """
 
@@ -91,6 +94,17 @@ def _trial_rows(records: Sequence[dict[str, Any]], summary: dict[str, Any]) -> l
         )
     return rows
 
+
+#: History keys of the per-trial rows (``trial`` is their step).
+_TRIAL_KEYS = (
+    "success_at_trial",
+    "solved_by_trial",
+    "tasks_at_trial",
+    "fixes_into_trial",
+    "breaks_into_trial",
+    "self_test_pass_rate",
+    "mean_cumulative_tokens",
+)
 
 TASK_COLUMNS = [
     "task_id",
@@ -235,6 +249,9 @@ class WandbTracker:
         self.log_artifact = log_artifact
         self.init_timeout_s = init_timeout_s
         self.run: Any = None
+        self._tasks_finished = 0
+        self._tasks_passed = 0
+        self._broken: str | None = None
 
     def _config(self, run_dir: Path) -> dict[str, Any]:
         import yaml
@@ -255,6 +272,66 @@ class WandbTracker:
             out = {}
         return out if isinstance(out, dict) else {"config": out}
 
+    def _ensure_run(self, run_dir: Path) -> Any:
+        """The W&B run, started on first use (the first finished task, or the end)."""
+        if self._broken is not None:
+            raise RuntimeError(f"W&B did not start earlier in this run: {self._broken}")
+        if self.run is None:
+            import wandb
+
+            wandb_dir = Path(self.dir or os.environ.get("WANDB_DIR") or run_dir)
+            wandb_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                with _argv_redacted():
+                    self.run = self._init(wandb, run_dir, wandb_dir)
+            except Exception as exc:
+                # Tried once per run: a missing key or network must not cost every task
+                # its own init timeout and warning.
+                self._broken = redact_text(f"{type(exc).__name__}: {exc}")
+                raise
+            # Two x axes: per-task rows step by tasks finished, the trial curve by trial.
+            # Explicit `step=` cannot serve both (W&B drops rows whose step goes back).
+            self.run.define_metric("tasks_finished")
+            self.run.define_metric("task/*", step_metric="tasks_finished")
+            self.run.define_metric("trial")
+            for key in _TRIAL_KEYS:
+                self.run.define_metric(key, step_metric="trial")
+        return self.run
+
+    def log_task(self, run_dir: Path, task_id: str, records: list[dict[str, Any]]) -> None:
+        """One history row for a task that just finished; never raises."""
+        if self._broken is not None:
+            return  # warned once already; log_run warns again at the end
+        try:
+            run = self._ensure_run(Path(run_dir))
+            recs = sorted(records, key=lambda r: int(r.get("trial") or 0))
+            if not recs:
+                return
+            final = (recs[-1].get("hidden") or {}).get("passed")
+            self._tasks_finished += 1
+            self._tasks_passed += int(final is True)
+            calls = [c for r in recs for c in (r.get("model_calls") or [])]
+            row = {
+                "tasks_finished": self._tasks_finished,
+                "task/passed": None if final is None else int(bool(final)),
+                "task/first_passed": _as_int((recs[0].get("hidden") or {}).get("passed")),
+                "task/trials": len(recs),
+                "task/errored": int(bool(recs[-1].get("error"))),
+                "task/tokens": sum(
+                    int(c.get("prompt_tokens") or 0) + int(c.get("completion_tokens") or 0)
+                    for c in calls
+                ),
+                "task/wall_time_s": sum(float(r.get("wall_time_s") or 0.0) for r in recs),
+                "task/pass_rate_so_far": self._tasks_passed / self._tasks_finished,
+            }
+            run.log({k: v for k, v in row.items() if v is not None})
+        except Exception as exc:
+            log.warning(
+                "W&B logging of task %s failed (%s); the run goes on",
+                task_id,
+                redact_text(f"{type(exc).__name__}: {exc}"),
+            )
+
     def log_run(self, run_dir: Path, summary: dict[str, Any]) -> None:
         """Send the run folder's config, metrics, curve and tasks; never raises."""
         try:
@@ -272,22 +349,17 @@ class WandbTracker:
         from reflexion_bench.runner.runlog import LOG_NAME, load_run_records
 
         records = load_run_records(run_dir) if (run_dir / LOG_NAME).exists() else []
-        wandb_dir = Path(self.dir or os.environ.get("WANDB_DIR") or run_dir)
-        wandb_dir.mkdir(parents=True, exist_ok=True)
-        with _argv_redacted():
-            self.run = self._init(wandb, run_dir, wandb_dir)
-        run = self.run
+        run = self._ensure_run(run_dir)
         if not summary.get("n_tasks"):
             run.summary["n_tasks"] = 0
             return
         rows = _trial_rows(records, summary)
         for row in rows:
-            run.log({k: v for k, v in row.items() if v is not None}, step=int(row["trial"]))
+            run.log({k: v for k, v in row.items() if v is not None})
         curve = wandb.Table(
             columns=["trial", "success_at_trial", "solved_by_trial"],
             data=[[r["trial"], r["success_at_trial"], r["solved_by_trial"]] for r in rows],
         )
-        last_step = len(rows)
         media: dict[str, Any] = {
             "trial_curve": wandb.plot.line(
                 curve, "trial", "success_at_trial", title="success of the submitted candidate"
@@ -301,7 +373,7 @@ class WandbTracker:
             media["tasks"] = wandb.Table(
                 columns=list[str | int](TASK_COLUMNS), data=task_rows(records, self.max_text_chars)
             )
-        run.log(media, step=last_step)
+        run.log(media)
         run.summary.update(
             {k: v for k, v in _flatten(summary).items() if v is not None and k != "run_dir"}
         )
@@ -339,8 +411,31 @@ class WandbTracker:
 
     def close(self) -> None:
         if self.run is not None:
+            offline = _offline_folder(self.run)
             try:
                 self.run.finish()
             except Exception as exc:
                 log.warning("closing the W&B run failed: %s", redact_text(str(exc)))
             self.run = None
+            if offline is not None:
+                # Offline runs are easy to lose track of: say where it is, how to upload.
+                print(
+                    f"W&B offline run saved in {offline}; upload it with: wandb sync {offline}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+
+def _offline_folder(run: Any) -> Path | None:
+    """The ``offline-run-*`` folder of an offline W&B run (what ``wandb sync`` takes)."""
+    try:
+        if not run.settings._offline:
+            return None
+        folder = Path(run.dir).parent  # run.dir is <...>/offline-run-<time>-<id>/files
+    except Exception:
+        return None
+    return folder if folder.name.startswith("offline-run-") else None
+
+
+def _as_int(value: Any) -> int | None:
+    return None if value is None else int(bool(value))

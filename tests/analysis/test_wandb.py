@@ -144,3 +144,88 @@ def test_logger_none_is_the_default() -> None:
     assert isinstance(make_tracker(cfg, Path(".")), NoTracker)
     defaults = OmegaConf.load(CONFIG_DIR / "config.yaml")["defaults"]
     assert {"logger": "none"} in [dict(d) for d in defaults if not isinstance(d, str)]
+
+
+def test_each_task_is_logged_as_it_finishes_and_offline_runs_say_how_to_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The runner hands each finished task to the tracker while the run goes (the log
+    already holds the task, the summary does not exist yet); W&B gets one row per task
+    before the trial curve; closing an offline run prints its folder and `wandb sync`."""
+    from reflexion_bench.runner.runlog import load_run_records
+    from reflexion_bench.trackers.wandb import WandbTracker
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    d = tmp_path / "run"
+    tracker = WandbTracker(run_dir=d, dir=str(tmp_path / "wb"))
+    seen: list[tuple[str, bool, bool, list[int]]] = []
+
+    def on_task_done(task_id: str, records: list[dict[str, object]]) -> None:
+        logged = {str(r["task_id"]) for r in load_run_records(d)}
+        seen.append(
+            (
+                task_id,
+                task_id in logged,
+                (d / "summary.json").exists(),
+                [r["trial"] for r in records],
+            )
+        )
+        tracker.log_task(d, task_id, records)
+
+    asyncio.run(run_toy(d, Strategy(name="reflexion"), on_task_done=on_task_done))
+    summary = write_run_outputs(d)
+    try:
+        tracker.log_run(d, summary)
+    finally:
+        tracker.close()
+
+    trials: dict[str, list[int]] = {}
+    for r in load_run_records(d):
+        trials.setdefault(str(r["task_id"]), []).append(int(r["trial"]))
+    assert sorted(t for t, *_ in seen) == sorted(trials)
+    for task_id, in_log, summary_exists, trial_numbers in seen:
+        assert in_log and not summary_exists
+        assert trial_numbers == trials[task_id]  # every trial of the task, in order
+
+    got = read_offline_run(tmp_path / "wb")
+    history = got["history"]
+    task_rows = [r for r in history if "tasks_finished" in r]
+    assert [r["tasks_finished"] for r in task_rows] == [1, 2, 3, 4]
+    first_trial_row = next(i for i, r in enumerate(history) if "success_at_trial" in r)
+    assert all(history.index(r) < first_trial_row for r in task_rows)
+    finals = {
+        str(r["task_id"]): bool((r.get("hidden") or {}).get("passed"))
+        for r in load_run_records(d)
+        if r.get("final")
+    }
+    assert sum(r["task/passed"] for r in task_rows) == sum(finals.values())
+    assert task_rows[-1]["task/pass_rate_so_far"] == pytest.approx(sum(finals.values()) / 4)
+    assert [r["task/trials"] for r in task_rows] == [len(trials[t]) for t, *_ in seen]
+
+    offline = got["files"].parent
+    err = capsys.readouterr().err
+    assert f"W&B offline run saved in {offline}; upload it with: wandb sync {offline}" in err
+
+
+def test_a_tracker_that_cannot_start_tries_once_per_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from reflexion_bench.trackers.wandb import WandbTracker
+
+    calls = []
+
+    def broken_init(*args: object, **kwargs: object) -> None:
+        calls.append(1)
+        raise RuntimeError("no network")
+
+    tracker = WandbTracker(run_dir=tmp_path, dir=str(tmp_path / "wb"))
+    monkeypatch.setattr(tracker, "_init", broken_init)
+    with caplog.at_level(logging.WARNING):
+        for i in range(5):
+            tracker.log_task(tmp_path, f"t{i}", [{"task_id": f"t{i}", "trial": 1}])
+        tracker.log_run(tmp_path, {"n_tasks": 5})
+        tracker.close()
+    assert len(calls) == 1
+    assert caplog.text.count("no network") == 2  # the first task's warning and the run's

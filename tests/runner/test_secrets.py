@@ -131,6 +131,11 @@ def test_run_writes_no_secret_anywhere_and_wandb_gets_no_command_line(tmp_path: 
     # W&B: the config arrived (masked), the command line and program did not.
     wb = read_offline_run(tmp_path / "wb")
     assert wb["config"]["auth"]["api_key"] == "***"
+    # Wired through the CLI: the task was logged as it finished (its own row), and the
+    # offline run's folder and the sync command were printed.
+    assert [r["tasks_finished"] for r in wb["history"] if "tasks_finished" in r] == [1]
+    offline = wb["files"].parent
+    assert f"wandb sync {offline}" in out.stderr, out.stderr[-2000:]
     meta = wb["files"] / "wandb-metadata.json"
     if meta.exists():
         recorded = json.loads(meta.read_text())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ async def run_toy(
     window: int = 1,
     budget: TaskBudget | None = None,
     benchmark: str = "toy",
+    on_task_done: Callable[[str, list[dict[str, Any]]], None] | None = None,
 ) -> tuple[MockModel, list[dict[str, Any]]]:
     """Run the toy benchmark into ``run_dir`` (logged under ``benchmark``, so that two
     toy runs can stand for two benchmarks); return the model and the log records."""
@@ -95,6 +96,7 @@ async def run_toy(
         run_dir=run_dir,
         max_concurrent_tasks=concurrent,
         show_progress=False,
+        on_task_done=on_task_done,
     )
     await execute(ctx)
     return model, load_run_records(run_dir)
