@@ -296,7 +296,14 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
     from the report, never by hand, and a rebuild that changes a number changes the
     README (the committed-reports test compares it byte for byte). Returns whether the
     file changed; a README without blocks is left alone."""
-    from reflexion_bench.analysis.tables import TABLES, _md_note, display_frame, tables, to_markdown
+    from reflexion_bench.analysis.tables import (
+        DROPPED_WHEN_EMPTY,
+        TABLES,
+        _md_note,
+        display_frame,
+        tables,
+        to_markdown,
+    )
 
     try:
         text = readme.read_text(encoding="utf-8")
@@ -315,9 +322,10 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
             df = df[df[col].astype(str) == value]
         if "columns" in opts and not df.empty:
             cols = opts["columns"].split(",")
-            unknown = [c for c in cols if c not in df.columns]
+            unknown = [c for c in cols if c not in df.columns and c not in DROPPED_WHEN_EMPTY]
             if unknown:
                 raise ValueError(f"{readme}: table {name} has no column(s) {unknown}")
+            cols = [c for c in cols if c in df.columns]  # an empty optional one is left out
             keep = [
                 c
                 for c in df.columns

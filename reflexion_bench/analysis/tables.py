@@ -799,6 +799,11 @@ def _pooled_frame(report: dict[str, Any]) -> pd.DataFrame:
     return _without_empty_plus(pd.DataFrame(rows))
 
 
+#: Columns a table leaves out when no row has a value (a README block may still name
+#: them: a study's plus verdicts arrive after its first logs).
+DROPPED_WHEN_EMPTY = frozenset({"pass_at_budget_plus"})
+
+
 def _without_empty_plus(df: pd.DataFrame) -> pd.DataFrame:
     """No plus column where no run has plus verdicts (most reports)."""
     if "pass_at_budget_plus" in df.columns and df["pass_at_budget_plus"].isna().all():

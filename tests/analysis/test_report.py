@@ -307,6 +307,20 @@ def test_study_readme_blocks_are_written_by_the_report(
     before = readme.read_bytes()
     assert report_cmd.main([str(study), "--out", str(study / "report"), "--resamples", "300"]) == 0
     assert readme.read_bytes() == before
+    # A column the table leaves out while it is empty (plus verdicts not yet judged) may
+    # be named; a misspelt one may not.
+    readme.write_text(
+        "<!-- report:strategies columns=strategy,pass_at_budget,pass_at_budget_plus -->\n"
+        "<!-- /report -->\n"
+    )
+    assert report_cmd.main([str(study), "--out", str(study / "report"), "--resamples", "300"]) == 0
+    assert "pass@1 at budget" in readme.read_text()
+    assert "(plus)" not in readme.read_text()
+    readme.write_text(
+        "<!-- report:strategies columns=strategy,pass_at_budget_plsu -->\n<!-- /report -->\n"
+    )
+    assert report_cmd.main([str(study), "--out", str(study / "report"), "--resamples", "300"]) == 2
+    assert "pass_at_budget_plsu" in capsys.readouterr().err
     readme.write_text("<!-- report:nosuch -->\n<!-- /report -->\n")
     assert report_cmd.main([str(study), "--out", str(study / "report"), "--resamples", "300"]) == 2
     assert "unknown table 'nosuch'" in capsys.readouterr().err
