@@ -1,9 +1,48 @@
-"""What an import command prints: each run folder's table and one line per run."""
+"""What the import commands share: the verdict options, the error handling, and what
+they print (each run folder's table and one line per run)."""
 
 from __future__ import annotations
 
+import argparse
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+
+def add_verdict_options(
+    p: argparse.ArgumentParser, source: str, value: str, map_example: str = ""
+) -> None:
+    """``--map``, ``--threshold`` (per ``source``: a scorer, a metric) and ``--force``."""
+    p.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar=f"[{source}:]VALUE=pass|fail",
+        help=f"verdict of {value} (repeatable{map_example})",
+    )
+    p.add_argument(
+        "--threshold",
+        action="append",
+        default=[],
+        metavar=f"[{source}=]X",
+        help=f"a numeric value passes at >= X (default 1.0; repeatable, per {source.lower()})",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing import in --out")
+
+
+def run_import(args: argparse.Namespace, importer: Callable[[Any], dict[str, Any]]) -> int:
+    """Parse the verdict options, call ``importer(verdicts)`` and print what it wrote; a
+    bad log or option is one line and exit 2."""
+    from reflexion_bench.interop import InteropError, parse_verdict_options
+
+    try:
+        manifest = importer(parse_verdict_options(args.map, args.threshold))
+    except (InteropError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print_import(manifest)
+    return 0
 
 
 def print_import(manifest: dict[str, Any]) -> None:

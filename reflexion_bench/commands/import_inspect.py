@@ -16,8 +16,9 @@ change that per scorer). See :mod:`reflexion_bench.interop.inspect_in`. Then
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+
+from reflexion_bench.commands._imported import add_verdict_options, run_import
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,37 +31,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--scorer", help="the scorer whose score is the verdict (default: the log's first)"
     )
-    p.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="[SCORER:]VALUE=pass|fail",
-        help="verdict of a score value (repeatable; e.g. P=pass, match:P=pass)",
-    )
-    p.add_argument(
-        "--threshold",
-        action="append",
-        default=[],
-        metavar="[SCORER=]X",
-        help="numeric scores pass at >= X (default 1.0; repeatable, per scorer)",
-    )
-    p.add_argument("--force", action="store_true", help="replace an existing import in --out")
+    add_verdict_options(p, "SCORER", "a score value", "; e.g. P=pass, match:P=pass")
     return p
 
 
 def main(argv: list[str]) -> int:
-    from reflexion_bench.interop import InteropError, import_inspect, parse_verdict_options
+    from reflexion_bench.interop import import_inspect
 
     args = _parser().parse_args(argv)
-    try:
-        vmap = parse_verdict_options(args.map, args.threshold)
-        manifest = import_inspect(
-            args.src, args.out, scorer=args.scorer, verdicts=vmap, force=args.force
-        )
-    except (InteropError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    from reflexion_bench.commands._imported import print_import
-
-    print_import(manifest)
-    return 0
+    return run_import(
+        args,
+        lambda verdicts: import_inspect(
+            args.src, args.out, scorer=args.scorer, verdicts=verdicts, force=args.force
+        ),
+    )

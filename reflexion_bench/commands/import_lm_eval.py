@@ -15,8 +15,9 @@ and several files of one task, model and configuration are its seeds. See
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+
+from reflexion_bench.commands._imported import add_verdict_options, run_import
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -34,44 +35,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--task", help="task name (default: from the file name)")
     p.add_argument("--model", help="model name (default: from the results file)")
-    p.add_argument(
-        "--threshold",
-        action="append",
-        default=[],
-        metavar="[METRIC=]X",
-        help="a metric value passes at >= X (default 1.0; repeatable, per metric)",
-    )
-    p.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="[METRIC:]VALUE=pass|fail",
-        help="verdict of a non-numeric metric value (repeatable)",
-    )
-    p.add_argument("--force", action="store_true", help="replace an existing import in --out")
+    add_verdict_options(p, "METRIC", "a non-numeric metric value")
     return p
 
 
 def main(argv: list[str]) -> int:
-    from reflexion_bench.interop import InteropError, import_lm_eval, parse_verdict_options
+    from reflexion_bench.interop import import_lm_eval
 
     args = _parser().parse_args(argv)
-    try:
-        vmap = parse_verdict_options(args.map, args.threshold)
-        manifest = import_lm_eval(
+    return run_import(
+        args,
+        lambda verdicts: import_lm_eval(
             args.src,
             args.out,
             metric=args.metric,
             filter_name=args.filter_name,
             task=args.task,
             model=args.model,
-            verdicts=vmap,
+            verdicts=verdicts,
             force=args.force,
-        )
-    except (InteropError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    from reflexion_bench.commands._imported import print_import
-
-    print_import(manifest)
-    return 0
+        ),
+    )
