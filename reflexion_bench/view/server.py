@@ -1,4 +1,9 @@
-"""The viewer's local server: stdlib ``http.server``, bound to 127.0.0.1 only.
+"""The viewer's local server: stdlib ``http.server``, bound to 127.0.0.1 by default.
+
+A request is answered only when its ``Host`` header names the server as its user opened
+it: ``127.0.0.1:<port>``, ``localhost:<port>``, the bound host, or an ``--allowed-host``
+(a forwarded port: ``ssh -L 9000:127.0.0.1:8765`` opens it as ``localhost:9000``). Any
+other Host, as a DNS-rebinding page sends, gets 403.
 
 Routes (GET only):
   /                               the page (run list embedded; everything else fetched)
@@ -18,6 +23,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,6 +46,26 @@ class _NotFound(Exception):
     pass
 
 
+def host_allowed(host_header: str, allowed: frozenset[str]) -> bool:
+    """Whether a request's ``Host`` is one of ``allowed``: ``name:port`` entries match
+    exactly, bare ``name`` entries that name with any port (case-insensitive)."""
+    host = host_header.strip().lower()
+    if not host:
+        return False
+    if host in allowed:
+        return True
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    return name in allowed
+
+
+def answered_hosts(bind: str, port: int, extra: Sequence[str] = ()) -> frozenset[str]:
+    """The Host values the server answers (see :func:`host_allowed`)."""
+    own = {f"127.0.0.1:{port}", f"localhost:{port}"}
+    if bind not in ("0.0.0.0", ""):  # a wildcard bind is opened by no such name
+        own.add(f"{bind.lower()}:{port}")
+    return frozenset(own | {h.strip().lower() for h in extra if h.strip()})
+
+
 def _handler(catalog: Catalog) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "reflexion-bench-view"
@@ -60,12 +86,18 @@ def _handler(catalog: Catalog) -> type[BaseHTTPRequestHandler]:
             self._send(status, dumps(value), "application/json; charset=utf-8")
 
         def do_GET(self) -> None:
-            # Only pages opened as 127.0.0.1/localhost: another site reaching this port
+            # Only pages opened by a name the user chose: another site reaching this port
             # through a rebound DNS name sends its own Host and reads nothing.
-            port = self.server.server_address[1]  # type: ignore[index]  # (host, port) for IPv4
             host = (self.headers.get("Host") or "").lower()
-            if host not in {f"127.0.0.1:{port}", f"localhost:{port}"}:
-                self._json({"error": f"unexpected Host {host!r}"}, HTTPStatus.FORBIDDEN)
+            allowed: frozenset[str] = self.server.allowed_hosts  # type: ignore[attr-defined]
+            if not host_allowed(host, allowed):
+                self._json(
+                    {
+                        "error": f"unexpected Host {host!r}: open the viewer as one of "
+                        f"{sorted(allowed)}, or start it with --allowed-host {host or 'HOST:PORT'}"
+                    },
+                    HTTPStatus.FORBIDDEN,
+                )
                 return
             url = urlsplit(self.path)
             query = parse_qs(url.query)
@@ -106,18 +138,34 @@ def _handler(catalog: Catalog) -> type[BaseHTTPRequestHandler]:
 
 
 class ViewServer:
-    """The server on 127.0.0.1 (``port=0``: any free port), in a background thread or
-    in the foreground (:meth:`serve_forever`)."""
+    """The server on ``host`` (127.0.0.1 by default; ``port=0``: any free port), in a
+    background thread or in the foreground (:meth:`serve_forever`). ``allowed_hosts``:
+    further ``Host`` values to answer (``name:port``, or ``name`` for any port)."""
 
-    def __init__(self, catalog: Catalog, port: int = 0) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        port: int = 0,
+        host: str = HOST,
+        allowed_hosts: Sequence[str] = (),
+    ) -> None:
         self.catalog = catalog
-        self.httpd = ThreadingHTTPServer((HOST, port), _handler(catalog))
+        self.host = host
+        self.httpd = ThreadingHTTPServer((host, port), _handler(catalog))
         self.httpd.daemon_threads = True
+        bound = int(self.httpd.server_address[1])
+        # On the server object: the handler class is shared, the server is per instance.
+        self.httpd.allowed_hosts = answered_hosts(host, bound, allowed_hosts)  # type: ignore[attr-defined]
         self._thread: threading.Thread | None = None
 
     @property
+    def allowed(self) -> frozenset[str]:
+        return self.httpd.allowed_hosts  # type: ignore[attr-defined,no-any-return]
+
+    @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.httpd.server_address[1]}/"
+        shown = HOST if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{shown}:{self.httpd.server_address[1]}/"
 
     def start(self) -> ViewServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -224,3 +224,37 @@ def test_sweep_page_shows_overrides_failed_jobs_and_new_runs(
     assert [(r["id"], r["name"]) for r in index["runs"]] == [(0, "0"), (1, "1")]
     assert index["runs"][1]["strategy"] == "simple"
     assert [j["status"] for j in index["jobs_without_log"]] == ["failed"]
+
+
+def _status(url: str, host: str) -> int:
+    req = urllib.request.Request(url, headers={"Host": host})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return int(resp.status)
+    except urllib.error.HTTPError as err:
+        return int(err.code)
+
+
+def test_forwarded_hosts_are_answered_only_when_allowed(code_runs: dict[str, Path]) -> None:
+    """A port forwarded to the viewer (ssh -L 9000:127.0.0.1:PORT, VS Code, a jupyter
+    proxy) arrives with its own Host: answered with --allowed-host, 403 without."""
+    catalog = Catalog([code_runs["root"]], n_resamples=200)
+    with ViewServer(catalog) as plain:
+        assert _status(plain.url + "api/index", "localhost:9000") == 403
+    with ViewServer(catalog, allowed_hosts=["localhost:9000", "Notebook.Example"]) as server:
+        port = server.httpd.server_address[1]
+        api = server.url + "api/index"
+        assert _status(api, "localhost:9000") == 200
+        assert _status(server.url, "localhost:9000") == 200  # the page itself too
+        assert _status(api, f"localhost:{port}") == 200  # as opened directly
+        assert _status(api, "notebook.example:443") == 200  # a bare name: any port
+        for other in ("localhost:9001", "evil.example", "evil.example:9000", ""):
+            assert _status(api, other) == 403, other
+
+
+def test_view_help_gives_the_defaults() -> None:
+    from reflexion_bench.commands.view import _parser
+
+    text = _parser().format_help()
+    assert "default: 8765" in text and "default: 127.0.0.1" in text
+    assert "--allowed-host" in text
