@@ -41,6 +41,18 @@ the README's figures come from ``results/bench/tokens_per_s.json`` (``--embedded
    (``results/bench/server_options.json``: ``--embedded --skip-layer --models embedded
    --parts 6 --rounds 2 --tasks 4``).
 
+7. A pool of servers (``--pool``; with ``--skip-layer`` only this part): calls per
+   second through ``model=openai_pool`` (the model layer over ``PooledOpenAIClient``,
+   real ``openai`` SDK) against 1, 2 and 3 fake servers (separate processes) that each
+   answer after a fixed ``--pool-latency`` (0.5 s), ``--pool-per-endpoint`` (4) calls in
+   flight per endpoint and the same offered concurrency (4 x 3) at every size, the sizes
+   interleaved by round (``--pool-rounds``); the ratio against 1 server is measured in the
+   same run (ideal: N). Latency-bound by design: the client spends ~6 ms of CPU per call
+   (the ``openai`` SDK), so at most 24 calls/s keep it far from the CPU a busy 2-core
+   machine leaves it (0.2 s x 8 per endpoint, 120 calls/s, measured the CPU, not the
+   pool); the load average of every point is recorded.
+   ``results/bench/model_pool.json``: ``--skip-layer --pool --pool-rounds 3``.
+
 Parts 1-2 take about 2-3 minutes on 2 cores; 3-5 about 30 minutes for both models and
 2 rounds (quiet machine: a busy one makes `auto` choose 1 thread, and the figures wrong).
 Smoke settings: ``--models smollm2 --tasks 1 --rounds 1 --max-tokens 16 --settle-s 0
@@ -68,7 +80,7 @@ from reflexion_bench.core.state import Services, TaskState
 from reflexion_bench.core.types import Attempt, Feedback, GenerateConfig, Message, Score, Task
 from reflexion_bench.memory.base import WindowMemory
 from reflexion_bench.models.base import ModelClient
-from reflexion_bench.models.layer import ModelLayer
+from reflexion_bench.models.layer import ModelLayer, build_layered_model
 from reflexion_bench.models.mock import MockModel
 from reflexion_bench.models.openai import OpenAIChatClient
 from reflexion_bench.runner.loop import Roles
@@ -569,6 +581,99 @@ def server_options(option: str, n_tasks: int, rounds: int, extra: list[str], onl
     }
 
 
+# ----------------------------------------------------------------------------- part 7
+
+POOL_SIZES = (1, 2, 3)
+
+
+async def _pool_point(
+    urls: list[str], calls: int, per_endpoint: int, concurrency: int
+) -> tuple[float, dict[str, int]]:
+    """Calls per second through a pool of ``urls`` at ``concurrency`` calls offered."""
+    model = build_layered_model(
+        "reflexion_bench.models.pool.PooledOpenAIClient",
+        name="bench-model",
+        base_urls=urls,
+        max_connections=per_endpoint,
+        timeout_s=30,
+        retries=0,
+        cache="off",
+    )
+    cfg = GenerateConfig(max_tokens=16)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> str | None:
+        async with gate:
+            out = await model.generate([Message("user", f"call {i}")], cfg)
+            return out.endpoint
+
+    await model.start()
+    # Untimed warm-up: open every connection the timed calls will use.
+    await asyncio.gather(*(one(i) for i in range(concurrency)))
+    started = time.perf_counter()
+    served = await asyncio.gather(*(one(i) for i in range(calls)))
+    wall = time.perf_counter() - started
+    await model.aclose()
+    split: dict[str, int] = {}
+    for url in served:
+        split[str(url)] = split.get(str(url), 0) + 1
+    return calls / wall, split
+
+
+async def pool_throughput(latency: float, per_endpoint: int, calls_per: int, rounds: int) -> None:
+    from contextlib import ExitStack
+
+    concurrency = per_endpoint * max(POOL_SIZES)
+    with ExitStack() as stack:
+        ports = [
+            stack.enter_context(
+                fake_server_process("--latency-s", str(latency), "--served-model", "bench-model")
+            )[1]
+            for _ in POOL_SIZES
+        ]
+        urls = [f"http://127.0.0.1:{p}/v1" for p in ports]
+        runs: list[dict[str, Any]] = []
+        for r in range(rounds):
+            for n in POOL_SIZES:
+                rate, split = await _pool_point(urls[:n], calls_per * n, per_endpoint, concurrency)
+                runs.append(
+                    {
+                        "round": r + 1,
+                        "servers": n,
+                        "calls": calls_per * n,
+                        "calls_per_s": round(rate, 2),
+                        "calls_by_endpoint": sorted(split.values()),
+                        "load_1min": round(os.getloadavg()[0], 2),
+                    }
+                )
+    rates = {
+        n: sum(x["calls_per_s"] for x in runs if x["servers"] == n) / rounds for n in POOL_SIZES
+    }
+    ideal = per_endpoint / latency
+    print(
+        f"\n7) model pool: {per_endpoint} calls in flight per endpoint, {concurrency} offered, "
+        f"fixed latency {latency:g} s per request, {rounds} interleaved round(s)"
+    )
+    print(f"   {'servers':>7} {'calls/s':>9} {'ideal':>7} {'vs 1 server':>12} {'rounds':>24}")
+    for n in POOL_SIZES:
+        each = ", ".join(f"{x['calls_per_s']:.1f}" for x in runs if x["servers"] == n)
+        print(
+            f"   {n:>7} {rates[n]:>9.1f} {ideal * n:>7.1f} {rates[n] / rates[1]:>11.2f}x   {each}"
+        )
+    RESULTS["model_pool"] = {
+        "latency_s": latency,
+        "per_endpoint_connections": per_endpoint,
+        "offered_concurrency": concurrency,
+        "calls_per_server_per_point": calls_per,
+        "rounds": rounds,
+        "runs": runs,
+        "calls_per_s": {str(n): round(v, 2) for n, v in rates.items()},
+        "ideal_calls_per_s": {str(n): round(ideal * n, 2) for n in POOL_SIZES},
+        "ratio_vs_1": {str(n): round(rates[n] / rates[1], 3) for n in POOL_SIZES},
+        "efficiency": {str(n): round(rates[n] / (ideal * n), 3) for n in POOL_SIZES},
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=3000)
@@ -604,6 +709,13 @@ def main(argv: list[str] | None = None) -> None:
         default=SETTLE_S,
         help="longest wait before each embedded row for the load to settle (0: none)",
     )
+    parser.add_argument("--pool", action="store_true", help="part 7: a pool of 1, 2, 3 servers")
+    parser.add_argument("--pool-latency", type=float, default=0.5, help="part 7: s per request")
+    parser.add_argument("--pool-per-endpoint", type=int, default=4, help="part 7: connections")
+    parser.add_argument(
+        "--pool-calls", type=int, default=40, help="part 7: timed calls per server per point"
+    )
+    parser.add_argument("--pool-rounds", type=int, default=2, help="part 7: rounds of 1, 2, 3")
     parser.add_argument(
         "--json", type=Path, default=None, help="also write the figures here (and .txt beside)"
     )
@@ -619,6 +731,12 @@ def _main(args: argparse.Namespace) -> None:
     if not args.skip_layer:
         asyncio.run(overhead(args.calls))
         asyncio.run(wall_times(args.latency, args.sample))
+    if args.pool:
+        asyncio.run(
+            pool_throughput(
+                args.pool_latency, args.pool_per_endpoint, args.pool_calls, args.pool_rounds
+            )
+        )
     if args.embedded:
         from reflexion_bench.models.resources import available_cores
 

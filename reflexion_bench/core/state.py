@@ -126,6 +126,7 @@ class TaskState:
                     error=f"{type(exc).__name__}: {exc}",
                     retries=int(getattr(exc, "retries", 0)),
                     temperature=cfg.temperature,
+                    endpoint_failovers=getattr(exc, "endpoint_failovers", None),
                 )
             )
             raise
@@ -149,6 +150,8 @@ class TaskState:
                 reply_chars=out.reply_chars,
                 max_reply_chars=None if out.reply_chars is None else cfg.max_reply_chars,
                 temperature=cfg.temperature,
+                endpoint=out.endpoint,
+                endpoint_failovers=out.endpoint_failovers,
             )
         )
         return out

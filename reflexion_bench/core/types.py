@@ -66,6 +66,11 @@ class ModelOutput:
     """OpenAI's per-call backend fingerprint: logged with the call, never a cache key."""
     reply_chars: int | None = None
     """The reply's full length in characters when it was cut at ``max_reply_chars``."""
+    endpoint: str | None = None
+    """The URL of the server that answered (a pool of servers records which one)."""
+    endpoint_failovers: list[str] | None = None
+    """Endpoints of a pool that failed this call before ``endpoint`` answered (``URL:
+    kind``); the call moved on without spending a retry."""
 
     def cap_reply(self, max_chars: int) -> None:
         """Keep the first ``max_chars`` characters of the text (the answer comes first;
@@ -103,6 +108,10 @@ class ModelCall:
     temperature: float | None = None
     """The sampling temperature asked for: the report tells seeds that cannot differ
     (every call greedy) from seeds that could."""
+    endpoint: str | None = None
+    """The URL of the server that answered (set by a pool of servers; None in older logs)."""
+    endpoint_failovers: list[str] | None = None
+    """Pool endpoints that failed this call first (``URL: kind``), if any."""
 
 
 @dataclass

@@ -183,6 +183,7 @@ class OpenAIChatClient(ModelClient):
             served_model=_str_or_none(getattr(resp, "model", None)),
             # Changes from call to call on OpenAI's side: logged, never part of the key.
             system_fingerprint=_str_or_none(getattr(resp, "system_fingerprint", None)),
+            endpoint=public_url(str(self._client.base_url)),
         )
 
 

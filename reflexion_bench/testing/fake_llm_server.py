@@ -5,6 +5,9 @@ controlling latency and faults:
 
 - ``POST /v1/chat/completions`` (also ``/chat/completions``): OpenAI chat completions.
 - ``POST /v1/messages``: Anthropic messages (validates roles alternate, ``max_tokens`` set).
+- ``GET /v1/models`` (also ``/models``): the model list of an OpenAI-compatible server,
+  one entry: ``served_model`` (default ``fake-model``), with ``root`` when ``served_root``
+  is set (vLLM reports the weights there), so clients can check what an endpoint serves.
 - ``GET /_stats``: requests seen (bodies without credentials), status counts, peak
   concurrency, rate-limited count. ``POST /_config`` changes options at run time (JSON
   object of the options below, plus ``script``); ``POST /_reset`` clears stats and script.
@@ -16,8 +19,15 @@ message>"``); ``fail_rate`` with ``fault_kinds`` (``429``, ``500``, ``503``, ``5
 ``hang_s`` (how long a ``timeout`` fault stalls); ``fail_always`` (an HTTP status for every
 request); ``rpm`` with ``rate_window_s`` (a sliding-window limit answering 429 when
 exceeded, for testing client-side rate limits, also across processes); ``api_key`` (if
-set, requests must carry it); ``system_fingerprint`` (sent with OpenAI replies when set). ``script`` is a list of faults (``{"kind": "429",
-"retry_after": 1}``...) consumed by the next requests before any random fault.
+set, requests must carry it); ``system_fingerprint`` (sent with OpenAI replies when set); ``served_model`` (the id
+``/v1/models`` lists and OpenAI replies report as ``model``; default: the requested name,
+and ``fake-model`` in the list) and ``served_root``. ``script`` is a list of faults
+(``{"kind": "429", "retry_after": 1}``...) consumed by the next requests before any random
+fault. ``latency_s`` is a fixed wait per request, on a thread per connection, so N
+servers answer N times as many concurrent requests per second (benchmarks of pools).
+
+:meth:`FakeLLMServer.kill` stops a server the way a crash does: the listening socket
+and every open connection are closed, so a keep-alive connection gets no more answers.
 
 The reply honours ``max_tokens`` (counted in whitespace-separated words, the unit of the
 reported usage) and ``stop``, and reports usage, so clients can be checked end to end.
@@ -67,6 +77,8 @@ class FakeOptions:
     rate_window_s: float = 60.0
     api_key: str | None = None
     system_fingerprint: str | None = None
+    served_model: str | None = None
+    served_root: str | None = None
 
     def update(self, changes: dict[str, Any]) -> None:
         known = {f.name for f in fields(self)}
@@ -200,6 +212,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, self.server.state.stats())
         elif self.path.rstrip("/") in ("/health", "/v1/health"):
             self._send_json(200, {"status": "ok"})
+        elif self.path.split("?")[0].rstrip("/") in ("/v1/models", "/models"):
+            opts = self.server.state.options
+            card: dict[str, Any] = {
+                "id": opts.served_model or "fake-model",
+                "object": "model",
+                "created": 0,
+                "owned_by": "fake",
+            }
+            if opts.served_root:
+                card["root"] = opts.served_root
+            self._send_json(200, {"object": "list", "data": [card]})
         else:
             self._send_json(
                 404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
@@ -383,7 +406,7 @@ class _Handler(BaseHTTPRequestHandler):
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body["model"],
+            "model": opts.served_model or body["model"],
             "choices": [
                 {
                     "index": 0,
@@ -404,6 +427,23 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # many clients connect at once; the default of 5 drops SYNs
     state: _State
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.open_connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Remembered so that kill() can cut keep-alive connections (a stopped server
+        # must not go on answering on the connections a client pooled).
+        with self.connections_lock:
+            self.open_connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.open_connections.discard(request)
+        super().shutdown_request(request)
 
 
 def _check_loopback(host: str) -> None:
@@ -451,6 +491,16 @@ class FakeLLMServer:
     def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+    def kill(self) -> None:
+        """Stop like a crashed server: no new connections, and every open one (pooled
+        keep-alive ones and requests in progress) is cut without an answer."""
+        self.stop()
+        with self._httpd.connections_lock:
+            open_now = list(self._httpd.open_connections)
+        for conn in open_now:
+            with suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()
@@ -521,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.add_argument(
                 flag, default=",".join(defaults.fault_kinds), help="comma-separated"
             )
-        elif f.name in ("reply", "api_key"):
+        elif f.name in ("reply", "api_key", "system_fingerprint", "served_model", "served_root"):
             parser.add_argument(flag, default=None)
         elif f.name in ("fail_always", "rpm", "seed"):
             parser.add_argument(flag, type=int, default=getattr(defaults, f.name))

@@ -53,3 +53,34 @@ def test_server_options_part_runs_every_variant(tmp_path: Path) -> None:
     assert "/6 slot/" in runs["n_parallel=6"]["resolved"]
     assert "/6 slot/" not in runs["defaults"]["resolved"]
     assert part["ratio_vs_defaults"]["defaults"] == 1.0
+
+
+@pytest.mark.network_local
+def test_pool_part_measures_one_two_three_servers_in_one_run(tmp_path: Path) -> None:
+    out = tmp_path / "model_pool.json"
+    cmd = [
+        sys.executable,
+        str(ROOT / "scripts" / "bench_models.py"),
+        "--skip-layer",
+        "--pool",
+        "--pool-rounds",
+        "1",
+        "--pool-calls",
+        "6",
+        "--pool-latency",
+        "0.1",
+        "--json",
+        str(out),
+    ]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    data = json.loads(out.read_text())
+    assert {"command", "date", "machine", "load_before", "load_after"} <= set(data)
+    part = data["results"]["model_pool"]
+    assert [r["servers"] for r in part["runs"]] == [1, 2, 3]
+    for run in part["runs"]:
+        # Every timed call was served, spread over exactly the pool's servers.
+        assert sum(run["calls_by_endpoint"]) == run["calls"] == 6 * run["servers"]
+        assert len(run["calls_by_endpoint"]) == run["servers"]
+    assert part["ratio_vs_1"]["1"] == 1.0
+    assert part["ratio_vs_1"]["3"] == round(part["calls_per_s"]["3"] / part["calls_per_s"]["1"], 3)

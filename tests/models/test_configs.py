@@ -16,10 +16,15 @@ from reflexion_bench.models.embedded import EmbeddedModel
 from reflexion_bench.models.layer import ModelLayer
 from reflexion_bench.models.mock import MockModel
 from reflexion_bench.models.openai import OpenAIChatClient
+from reflexion_bench.models.pool import PooledOpenAIClient
 
 OPTIONS = sorted(p.stem for p in (CONFIG_DIR / "model").glob("*.yaml"))
 REQUIRED = {
-    "openai_compatible": ["model.name=served-model", "model.base_url=http://127.0.0.1:8000/v1"]
+    "openai_compatible": ["model.name=served-model", "model.base_url=http://127.0.0.1:8000/v1"],
+    "openai_pool": [
+        "model.name=served-model",
+        "model.base_urls=[http://127.0.0.1:8000/v1,http://127.0.0.1:8001/v1]",
+    ],
 }
 CLIENTS = {
     "mock": MockModel,
@@ -28,6 +33,7 @@ CLIENTS = {
     "embedded_1_5b": EmbeddedModel,
     "openai": OpenAIChatClient,
     "openai_compatible": OpenAIChatClient,
+    "openai_pool": PooledOpenAIClient,
     "anthropic": AnthropicClient,
     # Named models of the paper's experiments, built on the `openai` option.
     "gpt4": OpenAIChatClient,
@@ -139,3 +145,17 @@ def test_openai_compatible_needs_name_and_base_url() -> None:
     cfg = compose_cfg("model=openai_compatible", "model.name=m")
     with pytest.raises(MissingMandatoryValue, match=r"model\.base_url"):
         build(cfg.model, "model")
+
+
+def test_openai_pool_needs_base_urls_and_sizes_the_layer_per_endpoint() -> None:
+    cfg = compose_cfg("model=openai_pool", "model.name=m")
+    with pytest.raises(MissingMandatoryValue, match=r"model\.base_urls"):
+        build(cfg.model, "model")
+    cfg = compose_cfg(*REQUIRED["openai_pool"], "model=openai_pool", "model.max_connections=3")
+    model = build(cfg.model, "model")
+    assert isinstance(model.client, PooledOpenAIClient)
+    assert [e.url for e in model.client.endpoints] == [
+        "http://127.0.0.1:8000/v1",
+        "http://127.0.0.1:8001/v1",
+    ]
+    assert model.client.max_connections == 3 and model.max_connections == 6

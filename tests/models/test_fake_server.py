@@ -78,3 +78,32 @@ def test_seeded_faults_are_reproducible() -> None:
 def test_only_loopback_addresses() -> None:
     with pytest.raises(ValueError, match="loopback"):
         FakeLLMServer(host="0.0.0.0")
+
+
+def test_models_route_reports_the_served_id_and_replies_name_it() -> None:
+    with fake_server_process("--served-model", "llama-8b", "--served-root", "org/llama") as (
+        _,
+        port,
+    ):
+        listed = get(port, "/v1/models")
+        status, body, _ = post(port, "/v1/chat/completions", CHAT)
+    assert [(m["id"], m["root"]) for m in listed["data"]] == [("llama-8b", "org/llama")]
+    assert status == 200 and body["model"] == "llama-8b"
+    with FakeLLMServer() as srv:  # unset: a default id listed, the requested name echoed
+        assert [m["id"] for m in get(srv.port, "/models")["data"]] == ["fake-model"]
+        assert post(srv.port, "/v1/chat/completions", CHAT)[1]["model"] == "m"
+
+
+def test_kill_cuts_keep_alive_connections_that_stop_would_leave_answering() -> None:
+    import http.client
+
+    srv = FakeLLMServer().start()
+    conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)
+    body = json.dumps(CHAT)
+    conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    assert conn.getresponse().read()
+    srv.kill()
+    with pytest.raises((ConnectionError, http.client.HTTPException, OSError)):
+        conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+        conn.getresponse().read()
+    conn.close()
