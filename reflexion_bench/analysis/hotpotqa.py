@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from reflexion_bench.analysis.paper import with_canonical_strategies
 from reflexion_bench.runner.runlog import load_run_records
 
 ACTOR_NAMES = {"react": "ReAct", "cot": "CoT", "cot_context": "CoT (GT)"}
@@ -234,7 +235,7 @@ def hotpotqa_report(
         reference = load_reference(reference)
     runs: dict[str, list[dict[str, Any]]] = {}
     for d in run_dirs:
-        records = load_run_records(Path(d))
+        records = with_canonical_strategies(load_run_records(Path(d)))  # `none` -> `retry`
         label = run_label(records)
         if label in runs:
             label = f"{label} ({Path(d).name})"

@@ -653,7 +653,10 @@ _QUESTION = re.compile(r"Question: ?(.*)$", re.M)
 #: The original HotpotQA folders -> (agent, this project's strategy name).
 HOTPOTQA_AGENTS = {"cot/context": "cot_context", "cot/no_context": "cot", "react": "react"}
 HOTPOTQA_STRATEGIES = {
-    "base": "none",  # retry without memory (configs/strategy/none.yaml)
+    # Retry without memory: this project's `retry` baseline. Kept as `none`, the name the
+    # committed paper audit (results/paper-audit) was built with; reports compare it as
+    # `retry` (analysis/paper.py: LEGACY_STRATEGIES).
+    "base": "none",
     "reflexion": "reflexion",
     "last_trial": "last_attempt",
     "last_trial_and_reflexion": "last_attempt_and_reflexion",

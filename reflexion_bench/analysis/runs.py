@@ -127,10 +127,12 @@ def _label(value: Any) -> str:
 
 
 def load_run(path: Path) -> Run:
+    from reflexion_bench.analysis.paper import with_canonical_strategies
     from reflexion_bench.analysis.rescore import with_rescore
 
     # A run re-judged by `reflexion-bench rescore` gets its plus verdicts from the file.
-    records = with_rescore(load_run_records(path), path)
+    # A log written under a strategy's old name (`none`) is compared under its name now.
+    records = with_canonical_strategies(with_rescore(load_run_records(path), path))
     summary = summarize(records)
     summary["answer_key"] = run_answer_key(records, [path])
     return Run(path=path, records=records, summary=summary, config=read_config(path))

@@ -3,6 +3,10 @@
 System prompts go into the ``system`` parameter (see
 :func:`reflexion_bench.models.formatting.anthropic_messages_request`). The SDK's own
 retries are off: the model layer retries and counts them.
+
+Sampling parameters are sent or not as ``model.sampling`` says (the current API takes
+none): what is not sent is named by :attr:`AnthropicClient.unsent_params`, recorded in
+the identity (so in the cache key and provenance), and warned about by the layer.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
 from reflexion_bench.models._http import scrub, status_error
 from reflexion_bench.models.base import ModelClient, ModelError, TransientModelError
 from reflexion_bench.models.formatting import (
+    ANTHROPIC_SAMPLING,
     anthropic_messages_request,
+    anthropic_unsent,
     normalize_finish_reason,
     truncate_at_stop,
 )
@@ -35,9 +41,11 @@ class AnthropicClient(ModelClient):
         base_url: API root; None for Anthropic's.
         api_key_env: Environment variable holding the key.
         timeout_s: Per-request HTTP timeout (the layer also bounds every call).
-        extra_body: Extra JSON fields for the request (e.g. ``{temperature: 0}`` for an
-            endpoint that still accepts sampling parameters; see
-            :func:`~reflexion_bench.models.formatting.anthropic_messages_request`).
+        extra_body: Extra JSON fields for the request.
+        sampling: ``omit`` (default: the current API rejects sampling parameters, so
+            ``temperature``/``top_p`` are not sent and the provider's defaults apply) or
+            ``send`` (an endpoint that accepts them gets the run's values); see
+            :func:`~reflexion_bench.models.formatting.anthropic_messages_request`.
     """
 
     provider = "anthropic"
@@ -49,7 +57,11 @@ class AnthropicClient(ModelClient):
         api_key_env: str = "ANTHROPIC_API_KEY",
         timeout_s: float = 120.0,
         extra_body: dict[str, Any] | None = None,
+        sampling: str = "omit",
     ) -> None:
+        if sampling not in ANTHROPIC_SAMPLING:
+            raise ValueError(f"model.sampling={sampling!r}: one of {ANTHROPIC_SAMPLING}")
+        self.sampling = sampling
         self.name = name
         self.base_url = base_url
         self.api_key_env = api_key_env
@@ -66,9 +78,17 @@ class AnthropicClient(ModelClient):
             "model": self.name,
             "base_url": public_url(base),
         }
+        settings: dict[str, Any] = {"not_sent": list(self.unsent_params)}
         if self.extra_body:
-            out["request_settings"] = {"extra_body": public_settings(self.extra_body)}
+            settings["extra_body"] = public_settings(self.extra_body)
+        out["request_settings"] = settings
         return out
+
+    @property
+    def unsent_params(self) -> tuple[str, ...]:
+        """Sampling fields of a call this client does not send (the layer keys the cache
+        on what is sent and warns once)."""
+        return anthropic_unsent(self.sampling)
 
     async def start(self) -> None:
         if self._client is not None:
@@ -92,15 +112,17 @@ class AnthropicClient(ModelClient):
         if self._client is None:
             await self.start()
         try:
-            req = anthropic_messages_request(self.name, messages, config)
+            req = anthropic_messages_request(self.name, messages, config, sampling=self.sampling)
         except ValueError as exc:
             raise ModelError(f"anthropic: {exc}") from None
+        # The user's extra_body is sent too (and is in the identity); it wins on a clash.
+        body = {**req.pop("extra_body", {}), **self.extra_body}
         started = time.perf_counter()
         try:
             resp = await self._client.messages.create(
                 **req,
                 timeout=min(self.timeout_s, config.timeout_s),
-                **({"extra_body": self.extra_body} if self.extra_body else {}),
+                **({"extra_body": body} if body else {}),
             )
         except anthropic.APITimeoutError as exc:
             raise TransientModelError(

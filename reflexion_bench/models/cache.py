@@ -53,7 +53,10 @@ CREATE TABLE IF NOT EXISTS responses (
 
 
 def request_key(
-    identity: Mapping[str, Any], messages: Sequence[Message], config: GenerateConfig
+    identity: Mapping[str, Any],
+    messages: Sequence[Message],
+    config: GenerateConfig,
+    unsent: Sequence[str] = (),
 ) -> tuple[str, dict[str, Any]]:
     """The cache key of one call and the canonical request it hashes.
 
@@ -63,6 +66,8 @@ def request_key(
             fill the database's columns of those names.
 
     ``timeout_s`` is left out: it decides whether an answer arrives, not which one.
+    ``unsent``: sampling fields the provider is not sent (e.g. Anthropic's
+    ``temperature``), keyed as ``null``: the key records what was sent.
     """
     if "provider" not in identity or "model" not in identity:
         raise ValueError(f"a model identity needs `provider` and `model`: {dict(identity)}")
@@ -79,6 +84,9 @@ def request_key(
         "seed": config.seed,
         "sample_index": config.sample_index,
     }
+    for name in unsent:
+        if name in request:
+            request[name] = None
     blob = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest(), request
 

@@ -71,8 +71,25 @@ def openai_chat_request(
     return req
 
 
+#: ``model.sampling`` of the Anthropic client: ``omit`` sends no sampling parameter (the
+#: provider's defaults apply), ``send`` sends ``temperature``/``top_p`` in the body.
+ANTHROPIC_SAMPLING = ("omit", "send")
+
+
+def anthropic_unsent(sampling: str) -> tuple[str, ...]:
+    """The :class:`GenerateConfig` fields an Anthropic request does not carry.
+
+    The messages API has no ``seed``; under ``sampling=omit`` neither ``temperature`` nor
+    ``top_p`` is sent. The layer keys the cache on what is sent (these are recorded as
+    not sent) and treats a call whose temperature is not sent as sampled.
+    """
+    if sampling not in ANTHROPIC_SAMPLING:
+        raise ValueError(f"sampling={sampling!r}: one of {ANTHROPIC_SAMPLING}")
+    return ("temperature", "top_p", "seed") if sampling == "omit" else ("seed",)
+
+
 def anthropic_messages_request(
-    model: str, messages: Sequence[Message], config: GenerateConfig
+    model: str, messages: Sequence[Message], config: GenerateConfig, *, sampling: str = "omit"
 ) -> dict[str, Any]:
     """Keyword arguments of ``client.messages.create`` for one call.
 
@@ -81,11 +98,14 @@ def anthropic_messages_request(
     alternating user/assistant turns starting with the user. Whitespace-only stop
     sequences (which the API rejects) are left to :func:`truncate_at_stop`.
 
-    No sampling parameters are sent: the API version the current SDK pins (2026-10-21)
-    answers 400 to ``temperature``/``top_p``/``top_k`` on every model, and the SDK's
-    ``messages.create`` no longer takes them. They (and the ``seed``) still key the
-    response cache; a provider that accepts them can get them via ``extra_body``.
+    Sampling parameters: the API version the current SDK pins (2026-10-21) answers 400
+    to ``temperature``/``top_p``/``top_k`` on every model, and the SDK's
+    ``messages.create`` no longer takes them, so by default (``sampling="omit"``) none
+    is sent and :func:`anthropic_unsent` says so to the cache key and provenance.
+    ``sampling="send"`` (an endpoint that still accepts them) puts ``temperature``, and
+    ``top_p`` when not 1, in the body through ``extra_body``.
     """
+    unsent = anthropic_unsent(sampling)
     system = "\n\n".join(m.content for m in messages if m.role == "system")
     turns: list[dict[str, str]] = []
     for m in messages:
@@ -109,6 +129,13 @@ def anthropic_messages_request(
     stops = [s for s in config.stop if s.strip()]
     if stops:
         req["stop_sequences"] = stops
+    body: dict[str, Any] = {}
+    if "temperature" not in unsent:
+        body["temperature"] = config.temperature
+    if "top_p" not in unsent and config.top_p != 1.0:
+        body["top_p"] = config.top_p
+    if body:
+        req["extra_body"] = body
     return req
 
 

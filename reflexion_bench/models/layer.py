@@ -287,6 +287,8 @@ class ModelLayer(ModelClient):
         cache_sampled: Also cache calls at temperature > 0 that carry no explicit
             ``sample_index`` (by default they are always live).
         prices: ``{model: {input: ..., output: ...}}`` in USD per million tokens.
+        prices_date: When the table's list prices were read (configs/prices/default.yaml);
+            recorded with the config and printed by ``run --estimate``.
         max_cost_usd: Budget in USD of live calls; beyond it calls raise BudgetExceeded.
         max_tokens_budget: Budget in tokens (prompt + completion) of live calls.
         shared_rpm: Optional requests per ``rate_window_s`` shared by every *process*
@@ -313,6 +315,7 @@ class ModelLayer(ModelClient):
         cache_path: str | None = None,
         cache_sampled: bool = False,
         prices: Mapping[str, Any] | None = None,
+        prices_date: str | None = None,
         max_cost_usd: float | None = None,
         max_tokens_budget: int | None = None,
         shared_rpm: int | None = None,
@@ -370,6 +373,7 @@ class ModelLayer(ModelClient):
         self.cache_path = cache_path
         self.cache_sampled = bool(cache_sampled)
         self.prices = parse_prices(prices)
+        self.prices_date = None if prices_date is None else str(prices_date)
         self.price = lookup_price(self.prices, client.name)
         if self.price is None and (max_cost_usd is not None or self.prices):
             if max_cost_usd is not None:
@@ -390,6 +394,7 @@ class ModelLayer(ModelClient):
         self._started = False
         self._start_lock: asyncio.Lock | None = None
         self._pool: ConnectionPool | None = None
+        self._warned_unsent = False
 
     # -- lifecycle ---------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
@@ -434,22 +439,58 @@ class ModelLayer(ModelClient):
                 await self.start()
 
     # -- the call ------------------------------------------------------------------
+    @property
+    def unsent_params(self) -> tuple[str, ...]:
+        """Sampling fields the client does not send (e.g. Anthropic's temperature)."""
+        return tuple(getattr(self.client, "unsent_params", ()))
+
     def cacheable(self, config: GenerateConfig) -> bool:
-        """Greedy calls are cached; samples only with an explicit index or ``cache_sampled``."""
-        return (
-            config.temperature == 0
-            or self.cache_sampled
-            or config.sample_index != _DEFAULT_SAMPLE_INDEX
-        )
+        """Greedy calls are cached; samples only with an explicit index or ``cache_sampled``.
+
+        A call whose temperature is not sent is sampled at the provider's default, so it
+        is not greedy whatever ``generate.temperature`` says.
+        """
+        greedy = config.temperature == 0 and "temperature" not in self.unsent_params
+        return greedy or self.cache_sampled or config.sample_index != _DEFAULT_SAMPLE_INDEX
+
+    def _warn_unsent(self, config: GenerateConfig) -> None:
+        # Once per layer: a requested setting the provider cannot take is not silently
+        # dropped; the cache key and provenance record it as not sent.
+        if self._warned_unsent:
+            return
+        self._warned_unsent = True
+        dropped = [
+            f"{p}={getattr(config, p)}"
+            for p in self.unsent_params
+            if p in ("temperature", "top_p") or getattr(config, p, None) is not None
+        ]
+        if dropped:
+            log.warning(
+                "%s/%s: %s requested but not sent (the provider does not take it: "
+                "model.sampling=%s); the provider's default applies, and the cache key and "
+                "provenance record it as not sent%s",
+                self.provider,
+                self.name,
+                ", ".join(dropped),
+                getattr(self.client, "sampling", "n/a"),
+                "; such calls are sampled, so cached only with model.cache_sampled=true or "
+                "a sample index"
+                if "temperature" in self.unsent_params
+                else "",
+            )
 
     async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> ModelOutput:
         await self._ensure_started()
         self.usage.calls += 1
         key: str | None = None
         request: dict[str, Any] = {}
+        if self.unsent_params:
+            self._warn_unsent(config)
         use_cache = self._cache is not None and self.cacheable(config)
         if use_cache:
-            key, request = request_key(self.identity(), messages, config)
+            key, request = request_key(
+                _keyed(self.identity()), messages, config, self.unsent_params
+            )
             assert self._cache is not None
             hit = await self._cache.aget(key)
             if hit is not None:
@@ -492,7 +533,11 @@ class ModelLayer(ModelClient):
 
     @property
     def endpoint(self) -> str:
-        """What connection limits are shared by: the provider and its base URL."""
+        """What connection limits are shared by: the provider and its base URL (a pool of
+        servers names its own key: its set of URLs)."""
+        pooled = getattr(self.client, "endpoint_key", None)
+        if isinstance(pooled, str):
+            return pooled
         return f"{self.provider}|{public_url(getattr(self.client, 'base_url', None)) or ''}"
 
     def _wait(self, state: RetryCallState) -> float:
@@ -579,6 +624,10 @@ class ModelLayer(ModelClient):
                 limiter = rate_limiter(endpoint, "tpm", self.tpm, self.rate_window_s)
                 await limiter.acquire(min(estimate, self.tpm))
             timeout = min(self.timeout_s or math.inf, config.timeout_s)
+            # A pool of servers may try each endpoint once in one attempt, each within
+            # the timeout; bounding the whole attempt at one timeout would cancel the
+            # move to the next endpoint.
+            timeout *= int(getattr(self.client, "endpoints_per_attempt", 1))
             started = time.perf_counter()
             try:
                 out = await asyncio.wait_for(self.client.generate(messages, config), timeout)
@@ -633,6 +682,15 @@ class ModelLayer(ModelClient):
         if client is None or item.startswith("__"):
             raise AttributeError(item)
         return getattr(client, item)
+
+
+#: Identity fields that are recorded (provenance) but do not key the cache: *where* a
+#: model runs (a pool's endpoints), not what answers.
+UNKEYED_IDENTITY = ("endpoints",)
+
+
+def _keyed(identity: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in identity.items() if k not in UNKEYED_IDENTITY}
 
 
 def _positive(key: str, value: Any, integer: bool = False) -> None:
@@ -717,4 +775,8 @@ def build_layered_model(client_target: str, **options: Any) -> ModelLayer:
                 "model.max_connections", "auto", "an integer (`auto` is for the embedded model)"
             )
         layer_opts["max_connections"] = slots
+    total = getattr(client, "total_connections", None)
+    if isinstance(total, int):
+        # A pool of servers: model.max_connections is per endpoint, the layer admits all.
+        layer_opts["max_connections"] = total
     return ModelLayer(client, **layer_opts)

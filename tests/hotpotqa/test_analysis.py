@@ -142,7 +142,7 @@ def test_report_from_real_run_logs(compose_hotpot: Compose, tmp_path: Path) -> N
         return "Thought: x\nAction: Finish[wrong]"
 
     dirs = []
-    for strategy in ("none", "reflexion"):
+    for strategy in ("retry", "reflexion"):
         asked: dict[str, int] = {}
         cfg = compose_hotpot(
             "actor=cot_context", f"strategy={strategy}", "strategy.max_trials=2", "limit=2"
@@ -153,9 +153,9 @@ def test_report_from_real_run_logs(compose_hotpot: Compose, tmp_path: Path) -> N
         dirs.append(run_dir)
     report = hotpotqa_report(dirs, reference={"CoT (GT) + reflexion": [0.61, 0.7]})
     # Trial 1: nothing right; trial 2: the VIVA question fixed, in both runs.
-    assert "| CoT (GT) + none | 0.0 | 50.0 |" in report
+    assert "| CoT (GT) + retry | 0.0 | 50.0 |" in report
     assert "| CoT (GT) + reflexion | 0.0 | 50.0 |" in report
-    assert "| CoT (GT) + none | 2 | 1 | 50.0% |" in report
+    assert "| CoT (GT) + retry | 2 | 1 | 50.0% |" in report
     assert "| paper: CoT (GT) + reflexion | 61.0 | 70.0 |" in report
     assert "### By question type (%)" in report and "| bridge |" in report
     # The log's own labels and tags drive it: the actor name is from the records.
@@ -164,6 +164,13 @@ def test_report_from_real_run_logs(compose_hotpot: Compose, tmp_path: Path) -> N
     records = load_run_records(dirs[1])
     assert run_label(records) == "CoT (GT) + reflexion"
     assert all(r["extra"]["type"] in ("bridge", "comparison") for r in records)
+    # A log written under the baseline's old name (`none`) is compared as `retry`.
+    log = dirs[0] / "log.jsonl"
+    text = log.read_text(encoding="utf-8")
+    assert '"strategy": "retry"' in text
+    log.write_text(text.replace('"strategy": "retry"', '"strategy": "none"'), encoding="utf-8")
+    again = hotpotqa_report(dirs)
+    assert "| CoT (GT) + retry | 0.0 | 50.0 |" in again and "+ none" not in again
 
 
 def test_report_reads_resumed_logs_once(tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def test_each_docstore(compose_hotpot: Compose, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("strategy", "content", "window"),
     [
-        ("none", "none", None),
+        ("retry", "none", None),
         ("last_attempt", "raw_log", 1),
         ("reflexion", "reflection", None),
         ("last_attempt_and_reflexion", "raw_log_and_reflection", 1),

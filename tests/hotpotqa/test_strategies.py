@@ -46,8 +46,8 @@ def _run(compose_hotpot: Compose, tmp_path: Path, strategy: str, trials: int):  
     return ctx, records, _trial_prompts(seen["react"]), seen
 
 
-def test_none_shows_nothing(compose_hotpot: Compose, tmp_path: Path) -> None:
-    ctx, records, prompts, seen = _run(compose_hotpot, tmp_path, "none", 3)
+def test_retry_shows_nothing(compose_hotpot: Compose, tmp_path: Path) -> None:
+    ctx, records, prompts, seen = _run(compose_hotpot, tmp_path, "retry", 3)
     assert len(records) == 3 and len(prompts) == 3
     assert [r["candidate"] for r in records] == ["wrong1", "wrong2", "wrong3"]
     for p in prompts:
