@@ -62,7 +62,31 @@ COMMANDS = {
 
 def _usage() -> str:
     rows = "\n".join(f"  {name:<22} {help_}" for name, (_, help_) in COMMANDS.items())
-    return f"usage: reflexion-bench <command> [args]\n\ncommands:\n{rows}\n"
+    return (
+        "usage: reflexion-bench <command> [args]   (reflexion-bench --version)\n\n"
+        f"commands:\n{rows}\n"
+    )
+
+
+def version() -> str:
+    """The installed distribution's version (pyproject), else the package's own."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("reflexion-bench")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        from reflexion_bench import __version__
+
+        return __version__
+
+
+def _unknown_command(name: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(COMMANDS), n=2, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+    return f"error: unknown command {name!r}{hint}\n`reflexion-bench --help` lists the commands"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,9 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help"):
         print(_usage())
         return 0
+    if args[0] in ("-V", "--version"):
+        print(version())
+        return 0
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
-        print(f"unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        print(_unknown_command(name), file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[name][0])
     return int(module.main(rest) or 0)

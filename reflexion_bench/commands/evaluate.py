@@ -129,6 +129,12 @@ def build_benchmark(
         with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
             cfg = compose(config_name="config", overrides=ovr)
     except HydraException as exc:
+        from reflexion_bench.runner.cli_errors import hydra_error_text
+
+        # One line with a "did you mean" (a misspelled --set key), not Hydra's long form.
+        short = hydra_error_text(exc)
+        if short is not None:
+            raise EvaluateError(short.removeprefix("error: ")) from None
         raise EvaluateError(f"could not compose the config ({' '.join(ovr)}): {exc}") from None
     if not cfg.get("sandbox") or "_target_" not in cfg.sandbox:
         raise EvaluateError(f"--sandbox {sandbox} runs no code; use local, docker or auto")
@@ -389,6 +395,35 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def output_problem(path: Path) -> str | None:
+    """Why the results cannot be written to ``path``, or None. Checked before scoring:
+    finding out after every sample was judged would lose the results."""
+    if path.is_dir():
+        return f"--out {path} is a folder; give a file name, e.g. --out {path / 'results.jsonl'}"
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass  # opened for append: an existing file is not truncated by the check
+    except OSError as exc:
+        return f"cannot write --out {path} ({exc.strerror or exc}); choose a path you can write"
+    if not existed:
+        path.unlink(missing_ok=True)
+    return None
+
+
+def _refuse_unusable_sandbox(bench: Benchmark) -> None:
+    """The sandbox must be able to score hidden tests (an isolation level that cannot
+    protect them is refused): one error up front instead of an error verdict per sample."""
+    from reflexion_bench.judge import require_protected
+
+    try:
+        require_protected(bench.sandbox)
+    except ConfigError:
+        asyncio.run(bench.sandbox.aclose())
+        raise
+
+
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
@@ -397,9 +432,13 @@ def main(argv: list[str]) -> int:
     out_path: Path = args.out or args.samples.with_name(args.samples.stem + "_results.jsonl")
     try:
         samples = read_samples(args.samples)
+        problem = output_problem(out_path)
+        if problem is not None:
+            raise EvaluateError(problem)
         bench = build_benchmark(
             args.benchmark, args.data, args.sandbox, args.jobs, args.timeout, args.overrides
         )
+        _refuse_unusable_sandbox(bench)
     except (EvaluateError, DatasetError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

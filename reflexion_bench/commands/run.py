@@ -52,14 +52,37 @@ def _remove_if_fresh(folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _warn_unread_overrides(cfg: DictConfig) -> None:
+def _unread_overrides_error(cfg: DictConfig) -> str | None:
+    """The refusal of ``+key`` overrides nothing reads (a misspelling would otherwise be
+    recorded in config.yaml and ignored), or None."""
     from reflexion_bench.config import redact_override
-    from reflexion_bench.runner.overrides import unread_additions, warning_text
+    from reflexion_bench.runner.overrides import error_text, unread_additions
 
     hc = HydraConfig.get()
     unread = unread_additions(cfg, list(hc.overrides.task), dict(hc.runtime.choices))
-    if unread:
-        print(warning_text([redact_override(o) for o in unread]), file=sys.stderr, flush=True)
+    return error_text([redact_override(o) for o in unread], cfg) if unread else None
+
+
+def _holds_only_hydra_files(folder: Path) -> bool:
+    # Hydra makes the run folder (and writes .hydra/) before the app runs: anything else
+    # in it was there before this session (a resumed run, someone's files).
+    try:
+        return all(p.name == ".hydra" for p in folder.iterdir())
+    except OSError:
+        return False
+
+
+def _remove_failed_start(folder: Path) -> None:
+    """A run that failed before its first finished task leaves no folder behind; one
+    with results (a log with a record) is never removed."""
+    import shutil
+
+    from reflexion_bench.runner.runlog import LOG_NAME
+
+    log_path = folder / LOG_NAME
+    if log_path.exists() and log_path.stat().st_size > 0:
+        return
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _sweep_tracking(cfg: DictConfig) -> None:
@@ -100,18 +123,33 @@ def hydra_main(cfg: DictConfig) -> float | None:
     from reflexion_bench.runner.run import RunAborted, run_experiment
     from reflexion_bench.trackers import make_tracker
 
-    _warn_unread_overrides(cfg)
+    if _is_multirun():
+        _SWEEP_DIR[:] = [Path(str(HydraConfig.get().sweep.dir))]
+    fresh_dir = Path(HydraConfig.get().runtime.output_dir)
+    # Only a folder this session made may be removed on a failed start (never a resumed one).
+    fresh = _holds_only_hydra_files(fresh_dir)
+    unread = _unread_overrides_error(cfg)
+    if unread is not None:
+        if fresh:
+            _remove_failed_start(fresh_dir)
+        if _is_multirun():
+            raise JobFailed(unread.removeprefix("error: ")) from None
+        print(unread, file=sys.stderr)
+        raise SystemExit(2)
     run_dir = _run_dir(cfg)
+    fresh = fresh and run_dir == fresh_dir
     if _is_multirun():
         _sweep_tracking(cfg)
     tracker = make_tracker(cfg, run_dir)
     label = _job_label() if _is_multirun() else ""
     interrupted = False
+    finished = False
     try:
         summary = asyncio.run(_interruptible(run_experiment(cfg, run_dir, label, tracker)))
         tracker.log_run(run_dir, summary)
         print(format_table(summary))
         print(f"run folder: {run_dir}")
+        finished = True
         final = summary.get("final")
         return float(final) if final is not None else None
     except (Interrupted, KeyboardInterrupt):
@@ -132,14 +170,16 @@ def hydra_main(cfg: DictConfig) -> float | None:
         message = redact_text(str(exc))
         if isinstance(exc, RunAborted):
             _log_aborted(tracker, run_dir)
-        print(f"error: {message}", file=sys.stderr)
         if _is_multirun():
             # A failed job must not end the sweep: Hydra records it as failed and
-            # the other jobs still run.
-            raise RuntimeError(message) from None
+            # the other jobs still run; its one line (sweep.py) carries the message.
+            raise JobFailed(message) from None
+        print(f"error: {message}", file=sys.stderr)
         raise SystemExit(2) from None
     finally:
         tracker.close()
+        if fresh and not finished and not interrupted:
+            _remove_failed_start(run_dir)
     if interrupted:
         _exit_interrupted()
     return None
@@ -226,8 +266,76 @@ def resume_command(argv: list[str], run_dir: Path, multirun: bool) -> str:
     return " ".join(["reflexion-bench", "run", *(shlex.quote(a) for a in keep)])
 
 
+def _error_text(exc: Exception, multirun: bool) -> str | None:
+    """One line for what came out of Hydra, or None (a bug: its traceback is shown)."""
+    from reflexion_bench.runner import cli_errors
+
+    text = cli_errors.hydra_error_text(exc)
+    if text is not None:
+        return text
+    if multirun and (isinstance(exc, JobFailed) or _SWEEP_DIR):
+        # The sweeper re-raises the first failed job's error after all jobs ran; each
+        # job already printed its one line (a bug's traceback: run that job without -m).
+        text = _sweep_failures(bug=not isinstance(exc, JobFailed))
+        if text is not None:
+            return text
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return cli_errors.os_error_text(exc, multirun)
+    if isinstance(exc, ValueError) and str(exc).startswith("Only one of"):
+        return f"error: {exc}"
+    return None
+
+
+class JobFailed(RuntimeError):
+    """A sweep job stopped on an error its message explains (config, data, keys)."""
+
+
+#: The sweep folder, as the jobs run in this process saw it (basic launcher).
+_SWEEP_DIR: list[Path] = []
+
+
+def _sweep_failures(bug: bool) -> str | None:
+    """The sweep's closing line when jobs failed (each already printed its one line);
+    None when the index shows no failed job (the error came from elsewhere)."""
+    from reflexion_bench.runner.sweep import job_counts, read_index
+
+    how_many = "sweep jobs failed"
+    if _SWEEP_DIR:
+        counts = job_counts(read_index(_SWEEP_DIR[0]))
+        if not counts["failed"]:
+            return None
+        total = counts["failed"] + counts["done"] + counts["running"]
+        how_many = f"{counts['failed']} of {total} sweep jobs failed"
+    fix = "run that job without -m for its traceback" if bug else "fix them"
+    return (
+        f"error: {how_many} (one line each above, `failed; ... error:`); {fix} and run the "
+        "same command again: finished jobs are kept"
+    )
+
+
 def main(argv: list[str]) -> int:
+    from reflexion_bench.runner import cli_errors
+
+    if "--estimate" in argv:  # before Hydra: it composes, prints and runs nothing
+        from reflexion_bench.runner import estimate
+
+        return estimate.main([a for a in argv if a != "--estimate"])
     _ARGV[:] = argv
+    _SWEEP_DIR.clear()
     sys.argv = ["reflexion-bench run", *argv]
-    hydra_main()
+    conflict = cli_errors.mode_conflict(argv)
+    if conflict is not None:
+        print(conflict, file=sys.stderr)
+        return 2
+    multirun = any(a in ("-m", "--multirun") for a in argv)
+    # Hydra raises instead of printing its long form; what is fixable gets one line.
+    with cli_errors.hydra_raises() as user_asked_for_full_errors:
+        try:
+            hydra_main()
+        except Exception as exc:
+            text = None if user_asked_for_full_errors else _error_text(exc, multirun)
+            if text is None:
+                raise
+            print(redact_text(text), file=sys.stderr)
+            return 2
     return 0

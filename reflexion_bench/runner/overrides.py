@@ -1,12 +1,14 @@
 """Overrides that add a key (``+key=value``) nothing reads: a misspelling
-(``+strategy.max_trails=3``) would otherwise be dropped in silence.
+(``+generate.temprature=0.5``) would otherwise be dropped in silence, so
+``reflexion-bench run`` refuses them (:func:`error_text`).
 
 A ``+key`` is read when its node is built from a ``_target_`` (the constructor takes it,
 or the build fails naming it), when the config refers to it (``${key}``), when it is a
 per-call sampling setting (``generate.*``, the fields of
 :class:`~reflexion_bench.core.types.GenerateConfig`), a per-role model
 (``role_models.*``), or Hydra's own (``hydra.*``, a config group such as
-``+experiment=...``).
+``+experiment=...``). ``++key=value`` (Hydra's add-or-override) is never checked: it is
+how a key only your own code reads is added on purpose.
 """
 
 from __future__ import annotations
@@ -57,10 +59,23 @@ def unread_additions(
     return out
 
 
-def warning_text(unread: list[str]) -> str:
-    keys = ", ".join(f"`{o}`" for o in unread)
+def error_text(unread: list[str], cfg: DictConfig | None = None) -> str:
+    """The one-line refusal of ``unread`` (``+key=value`` overrides nothing reads), with a
+    "did you mean" among the keys beside each one where a near match exists."""
+    from reflexion_bench.runner.cli_errors import did_you_mean
+
+    parts = []
+    for override in unread:
+        key = _added_key(override) or override
+        parent, _, leaf = key.rpartition(".")
+        node = OmegaConf.select(cfg, parent) if cfg is not None and parent else cfg
+        siblings = [str(k) for k in node] if isinstance(node, DictConfig) else []
+        if parent == "generate":
+            siblings += [f.name for f in dataclasses.fields(GenerateConfig)]
+        hint = did_you_mean(leaf, sorted(set(siblings) - {leaf}))
+        parts.append(f"`{override}`{hint}")
     return (
-        f"warning: {keys} added a key that nothing in this run reads (misspelled? "
-        "`reflexion-bench run --cfg job` prints the config; without `+`, Hydra checks "
-        "that the key exists)"
+        f"error: {', '.join(parts)} added a key that nothing in this run reads; drop the "
+        "`+` to set an existing key (Hydra then checks it exists; `reflexion-bench run --cfg "
+        "job` prints the config), or add it unchecked with `++`"
     )

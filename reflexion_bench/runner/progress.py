@@ -1,10 +1,13 @@
 """Run progress a person can read.
 
-On a terminal (rich): the run's bar (tasks done / total, passed and errored so far,
-elapsed, ETA) and one live line per task in flight: its trial, the role whose model
-call it is waiting for, and the tokens it has used so far. Off a terminal (CI, nohup,
-a log file): plain lines, one per finished task, plus a status line every
-``interval_s`` while tasks run (never a silent minute), each with the active tasks.
+On a terminal (rich): the run's line (tasks done / total, passed and errored so far,
+elapsed, ETA, a bar) and one live line per task in flight: its trial, the role whose
+model call it is waiting for ("waiting for the model" and for how long: no token
+arrives before the reply does), and the tokens it has used so far. Every line is laid
+out for the terminal's width (:meth:`Progress.render`): from 200 down to 80 columns
+parts shorten or drop in a fixed order, and the count ``done/total`` always stays. Off a
+terminal (CI, nohup, a log file): plain lines, one per finished task, plus a status line
+every ``interval_s`` while tasks run (never a silent minute), each with the active tasks.
 
 Counts include the tasks finished in earlier sessions of the same run folder (a
 resumed run continues its counter and pass rate); the ETA uses this session's pace
@@ -17,14 +20,13 @@ import asyncio
 import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from types import TracebackType
 from typing import IO, Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
-from rich.progress import Progress as RichProgress
-
 INTERVAL_S = 30.0
+#: Live task lines shown at most (more in flight are counted on one line).
+MAX_ROWS = 12
 
 
 def _clock(seconds: float) -> str:
@@ -37,6 +39,43 @@ def _clock(seconds: float) -> str:
 def _tokens(state: Any) -> int:
     calls = [c for t in state.trials for c in t.model_calls] + list(state.pending_calls)
     return sum(int(c.prompt_tokens or 0) + int(c.completion_tokens or 0) for c in calls)
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters (an ellipsis marks a cut)."""
+    if len(text) <= width:
+        return text
+    return text[: max(0, width - 1)] + "…" if width > 0 else ""
+
+
+def _cut_middle(text: str, width: int) -> str:
+    # Task ids differ at their end (HumanEval/12 vs HumanEval/120): keep both ends.
+    if len(text) <= width:
+        return text
+    if width < 5:
+        return _cut(text, width)
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+def _bar(done: int, total: int, width: int) -> str:
+    filled = round(width * done / total) if total else width
+    return "━" * filled + "╺" * (width - filled)
+
+
+class _Display:
+    """The rich renderable of the live display: asks :meth:`Progress.render` for the
+    lines at the width the terminal has at each refresh."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        from rich.text import Text
+
+        height = getattr(options, "height", None) or console.size.height
+        for line in self.progress.render(options.max_width, height):
+            yield Text(line, no_wrap=True, overflow="ellipsis")
 
 
 class Progress:
@@ -77,29 +116,26 @@ class Progress:
         self.interval_s = INTERVAL_S if interval_s is None else interval_s
         self.active: dict[str, Any] = {}
         self._since: dict[str, float] = {}
+        #: Per task: which call is in flight (role, calls made, trials) and since when.
+        self._call: dict[str, tuple[tuple[str, int, int], float]] = {}
         self._started = time.monotonic()
-        self._bar: RichProgress | None = None
-        self._task_id: Any = None
-        self._rows: dict[str, Any] = {}
+        self._live: Any = None
         self._ticker: asyncio.Task[None] | None = None
 
     # -- lifecycle -----------------------------------------------------------------
     def __enter__(self) -> Progress:
         self._started = time.monotonic()
         if self.enabled:
-            self._bar = RichProgress(
-                TextColumn("{task.description}"),
-                BarColumn(bar_width=24),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[stats]}"),
+            from rich.console import Console
+            from rich.live import Live
+
+            self._live = Live(
+                _Display(self),
                 console=Console(file=self.stream, force_terminal=True),
-                transient=False,
-                refresh_per_second=2,
+                auto_refresh=False,  # refreshed from the event loop: no thread reads state
+                transient=False,  # the last frame stays (what the run ended with)
             )
-            self._bar.__enter__()
-            self._task_id = self._bar.add_task(
-                f"{self.label}tasks", total=self.total, completed=self.done, stats=self.stats()
-            )
+            self._live.__enter__()
         if not self.quiet:
             with contextlib.suppress(RuntimeError):  # no running loop: no ticker
                 self._ticker = asyncio.get_running_loop().create_task(self._tick())
@@ -116,32 +152,60 @@ class Progress:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
-        if self._bar is not None:
-            self._bar.__exit__(exc_type, exc, tb)
-            self._bar = None
+        if self._live is not None:
+            self._live.refresh()
+            self._live.__exit__(exc_type, exc, tb)
+            self._live = None
 
     async def _tick(self) -> None:
+        # Every second (also off a terminal, where lines come every interval_s): when a
+        # model call started is only seen by looking, so its wait is right to a second.
+        step = min(1.0, self.interval_s)
+        last = time.monotonic()
         while True:
-            await asyncio.sleep(1.0 if self.enabled else self.interval_s)
+            await asyncio.sleep(step)
+            self._observe()
             if self.enabled:
                 self.refresh()
-            else:
+            elif time.monotonic() - last >= self.interval_s - 1e-6:
+                last = time.monotonic()
                 self.line(self.status())
                 for row in self.task_lines():
                     self.line(f"  {row}")
+
+    def _observe(self) -> None:
+        for task_id, state in list(self.active.items()):
+            self._call_started(task_id, state)
+
+    def _call_started(self, task_id: str, state: Any) -> float | None:
+        """When the model call in flight for ``task_id`` was first seen (None: none is)."""
+        role = state.calling
+        if not role:
+            self._call.pop(task_id, None)
+            return None
+        key = (str(role), len(state.pending_calls), len(state.trials))
+        seen = self._call.get(task_id)
+        if seen is None or seen[0] != key:
+            seen = self._call[task_id] = (key, time.monotonic())
+        return seen[1]
 
     # -- text ------------------------------------------------------------------------
     def line(self, text: str) -> None:
         if self.quiet:
             return
-        if self._bar is not None:
-            self._bar.console.print(f"{self.label}{text}", highlight=False, markup=False)
+        if self._live is not None:
+            # Wrapped at the terminal's width (never cut: these lines stay on screen).
+            self._live.console.print(f"{self.label}{text}", highlight=False, markup=False)
         else:
             print(f"{self.label}{text}", file=self.stream, flush=True)
 
     def stats(self) -> str:
         ran = max(1, self.done)
         return f"passed {self.passed} ({self.passed / ran:.0%} of finished) errored {self.errored}"
+
+    def stats_short(self) -> str:
+        ran = max(1, self.done)
+        return f"passed {self.passed} ({self.passed / ran:.0%}) errored {self.errored}"
 
     def eta_s(self) -> float | None:
         """Seconds left at this session's pace (None before its first finished task)."""
@@ -150,43 +214,113 @@ class Progress:
             return None
         return (time.monotonic() - self._started) / now_done * (self.total - self.done)
 
-    def timing(self) -> str:
+    def _eta(self) -> str:
         eta = self.eta_s()
-        left = "ETA --" if eta is None else f"ETA {_clock(eta)}"
-        return f"elapsed {_clock(time.monotonic() - self._started)}, {left}"
+        return "ETA --" if eta is None else f"ETA {_clock(eta)}"
+
+    def timing(self) -> str:
+        return f"elapsed {_clock(time.monotonic() - self._started)}, {self._eta()}"
 
     def status(self) -> str:
         return f"[{self.done}/{self.total}] {self.stats()}; {len(self.active)} running; {self.timing()}"
 
-    def task_line(self, task_id: str) -> str:
+    def run_line(self, width: int) -> str:
+        """The run's line in at most ``width`` columns. What goes first as the width
+        shrinks: the bar narrows (then goes), "elapsed", then the words of the pass
+        rate, the ETA, the counts of passed/errored, and the sweep label is cut; the
+        count ``done/total`` always stays."""
+        count = f"{self.done}/{self.total}"
+        label = self.label.strip()
+        texts = [
+            (self.stats(), self.timing()),
+            (self.stats(), self._eta()),
+            (self.stats_short(), self._eta()),
+            (self.stats_short(), ""),
+            ("", ""),
+        ]
+        for stats, timing in texts:
+            tail = " ".join(p for p in (count, stats, timing) if p)
+            room = width - len(tail)
+            # The label (a sweep job's overrides) keeps at least a few characters.
+            need = (min(len(label), 12) + 1) if label else 0
+            if room >= need:
+                break
+        else:
+            return _cut(count, width)
+        full = f"{label} tasks" if label else "tasks"
+        avail = room - 1  # one space before the counts
+        bar = ""
+        if avail >= len(full) + 1 + 8:
+            head = full
+            bar = _bar(self.done, self.total, min(40, avail - len(full) - 1))
+        elif avail >= len(full):
+            head = full
+        else:
+            head = _cut(label or full, avail) if avail > 0 else ""
+        return " ".join(p for p in (head, bar, tail) if p)
+
+    def task_line(self, task_id: str, width: int | None = None) -> str:
+        """A task in flight: its trial, what it waits for, its tokens so far, its time.
+
+        A model call gives no token count until its reply arrives (no streaming here):
+        while one is in flight the line says "waiting for the model" and for how long,
+        instead of a token count that looks stuck at its last value."""
         state = self.active[task_id]
-        role = state.calling or "judging/testing"
-        waited = _clock(time.monotonic() - self._since[task_id])
-        return (
-            f"{task_id} trial {state.trial_index}/{state.max_trials} {role}, "
-            f"{_tokens(state)} tokens, {waited}"
-        )
+        now = time.monotonic()
+        tokens = f"{_tokens(state)} tokens"
+        took = _clock(now - self._since[task_id])
+        trial = f"trial {state.trial_index}/{state.max_trials}"
+        role = state.calling
+        since = self._call_started(task_id, state)
+        if since is not None:
+            waiting = f"{role}: waiting for the model {_clock(now - since)}"
+            variants = [
+                f"{trial} {waiting}, {tokens} so far, task {took}",
+                f"{trial} {waiting}, {tokens} so far",
+                f"{trial} {waiting}",
+                f"{trial} {role}: waiting {_clock(now - since)}",
+            ]
+        else:
+            variants = [
+                f"{trial} judging/testing, {tokens}, {took}",
+                f"{trial} judging/testing, {tokens}",
+                f"{trial} testing",
+            ]
+        if width is None:
+            return f"{task_id} {variants[0]}"
+        # The whole id with the longest tail that fits; only then a cut id.
+        for least in (len(task_id), min(len(task_id), 12)):
+            for rest in variants:
+                room = width - len(rest) - 1
+                if room >= least:
+                    return f"{_cut_middle(task_id, room)} {rest}"
+        return _cut(f"{task_id} {variants[-1]}", width)
 
     def task_lines(self) -> list[str]:
         return [self.task_line(t) for t in list(self.active)]
+
+    def render(self, width: int, height: int | None = None) -> list[str]:
+        """The live display's lines for a terminal ``width`` columns wide (none longer)."""
+        width = max(1, width)
+        lines = [self.run_line(width)]
+        ids = list(self.active)
+        shown = MAX_ROWS if height is None else max(0, min(MAX_ROWS, height - 3))
+        indent = "  " if width > 40 else ""
+        lines += [indent + self.task_line(t, width - len(indent)) for t in ids[:shown]]
+        if len(ids) > shown:
+            lines.append(_cut(f"{indent}... and {len(ids) - shown} more in flight", width))
+        return lines
 
     # -- events ----------------------------------------------------------------------
     def task_started(self, state: Any) -> None:
         task_id = str(state.task.id)
         self.active[task_id] = state
         self._since[task_id] = time.monotonic()
-        if self._bar is not None:
-            self._rows[task_id] = self._bar.add_task(
-                f"  {self.task_line(task_id)}", total=None, stats=""
-            )
+        self.refresh()
 
     def refresh(self) -> None:
-        if self._bar is None:
-            return
-        for task_id, row in list(self._rows.items()):
-            if task_id in self.active:
-                self._bar.update(row, description=f"  {self.task_line(task_id)}")
-        self._bar.update(self._task_id, stats=f"{self.stats()}  {self.timing()}")
+        if self._live is not None:
+            self._live.refresh()
 
     def task_done(self, passed: bool, errored: bool = False, task_id: str | None = None) -> None:
         self.done += 1
@@ -195,13 +329,9 @@ class Progress:
         if task_id is not None:
             self.active.pop(task_id, None)
             self._since.pop(task_id, None)
-            row = self._rows.pop(task_id, None)
-            if row is not None and self._bar is not None:
-                self._bar.remove_task(row)
-        if self._bar is not None:
-            self._bar.update(
-                self._task_id, completed=self.done, stats=f"{self.stats()}  {self.timing()}"
-            )
+            self._call.pop(task_id, None)
+        if self._live is not None:
+            self.refresh()
         elif not self.quiet:
             # Off a terminal (CI, nohup): one plain line per task, cheap to grep.
             what = (

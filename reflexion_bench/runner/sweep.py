@@ -99,7 +99,8 @@ class SweepIndex(Callback):
         print(
             f"[sweep job {record['job_num']}: {' '.join(record['overrides'])}] "
             f"{record['status']}; jobs done {counts['done']} running {counts['running']} "
-            f"failed {counts['failed']}; tasks errored {counts['errored']} of {counts['tasks']}",
+            f"failed {counts['failed']}; tasks errored {counts['errored']} of {counts['tasks']}"
+            + (f"; error: {record['error']}" if record.get("error") else ""),
             file=sys.stderr,
             flush=True,
         )

@@ -162,7 +162,10 @@ def test_the_run_records_the_resolved_numbers(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
     run_dir = tmp_path / "r"
     # `limit=0` selects no task: the run stops at its first check, after the config
-    # (resolved) is saved, without loading the model.
+    # (resolved) is saved, without loading the model. A folder that held a file before
+    # the run is kept when the run fails at start (a fresh one would be removed).
+    run_dir.mkdir()
+    (run_dir / "notes.txt").write_text("kept\n")
     out = subprocess.run(
         [
             sys.executable,

@@ -161,7 +161,10 @@ def test_outage_then_resume_with_retry_errored_through_the_cli(tmp_path: Path) -
     row = next(line for line in rep.stdout.splitlines() if "| toy |" in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[cols.index("errored")] == "4"
-    assert cols.index("final (errored = failed) %") < cols.index("final of finished %")
+    assert "final (errored = failed) %" in cols
+    # No task finished: pass@1 over finished tasks has no value, and a column empty in
+    # every row is left out of the Markdown table (the CSV keeps it).
+    assert "final of finished %" not in cols
     assert "errored task counted as failed" in rep.stdout
     assert "4 of 4 tasks errored" in rep.stdout
 

@@ -1,6 +1,6 @@
 """Hydra hygiene: output-only overrides keep a sweep job's folder (it resumes), W&B
 runs of a sweep are grouped by the sweep and tagged with the overrides, `+key`
-overrides nothing reads are warned about, and the sweep's job lines are stable."""
+overrides nothing reads are refused, and the sweep's job lines are stable."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def test_added_keys_nothing_reads_are_reported() -> None:
     assert unread == ["+foo=1", "+generate.temprature=0.5"]
 
 
-def test_the_cli_warns_about_a_misspelled_added_key(tmp_path: Path) -> None:
+def test_the_cli_refuses_a_misspelled_added_key(tmp_path: Path) -> None:
     out = subprocess.run(
         [
             sys.executable,
@@ -149,5 +149,9 @@ def test_the_cli_warns_about_a_misspelled_added_key(tmp_path: Path) -> None:
         text=True,
         timeout=120,
     )
-    assert out.returncode == 0, out.stderr
-    assert "warning: `+max_trails=3` added a key that nothing in this run reads" in out.stderr
+    # Issue 32: a warning was easy to miss and the key ended up in config.yaml as if it
+    # had been used; it is now an error at start, and nothing ran.
+    assert out.returncode == 2, out.stderr
+    assert "error: `+max_trails=3`" in out.stderr
+    assert "added a key that nothing in this run reads" in out.stderr
+    assert not (tmp_path / "r" / "log.jsonl").exists()

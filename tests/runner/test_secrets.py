@@ -32,13 +32,15 @@ PLAIN = "plain" + "Passphrase2026"  # no known shape: only its key name gives it
 HF = "hf_" + "fakeHuggingFace123456"
 SECRETS = (GROQ, BEARER, URL_PASSWORD, QUERY_KEY, PLAIN, HF)
 
+# `++` (add without the check): nothing in a run reads these keys, and a `+key` nothing
+# reads is refused at start (issue 32); here they only need to reach the written files.
 OVERRIDES = [
-    f"+auth.api_key={GROQ}",
-    f"+headers.Authorization='Bearer {BEARER}'",
-    f"+endpoint='https://user:{URL_PASSWORD}@llm.example.com/v1'",
-    f"+query_endpoint='https://llm.example.com/v1?api_key={QUERY_KEY}&x=1'",
-    f"+db.password={PLAIN}",
-    f"+note='uses {HF} for the tokenizer'",
+    f"++auth.api_key={GROQ}",
+    f"++headers.Authorization='Bearer {BEARER}'",
+    f"++endpoint='https://user:{URL_PASSWORD}@llm.example.com/v1'",
+    f"++query_endpoint='https://llm.example.com/v1?api_key={QUERY_KEY}&x=1'",
+    f"++db.password={PLAIN}",
+    f"++note='uses {HF} for the tokenizer'",
 ]
 
 
@@ -123,10 +125,10 @@ def test_run_writes_no_secret_anywhere_and_wandb_gets_no_command_line(tmp_path: 
     hydra_cfg = yaml.safe_load((run / ".hydra" / "config.yaml").read_text())
     assert hydra_cfg["auth"]["api_key"] == "***"
     overrides = yaml.safe_load((run / ".hydra" / "overrides.yaml").read_text())
-    assert "+auth.api_key=***" in overrides and "+db.password=***" in overrides
+    assert "++auth.api_key=***" in overrides and "++db.password=***" in overrides
     assert "env=toy" in overrides  # the rest of the record is intact
     hydra_yaml = yaml.safe_load((run / ".hydra" / "hydra.yaml").read_text())
-    assert "+auth.api_key=***" in hydra_yaml["hydra"]["overrides"]["task"]
+    assert "++auth.api_key=***" in hydra_yaml["hydra"]["overrides"]["task"]
 
     # W&B: the config arrived (masked), the command line and program did not.
     wb = read_offline_run(tmp_path / "wb")
@@ -155,8 +157,8 @@ def test_sweep_folder_names_index_and_multirun_yaml_hold_no_secret(tmp_path: Pat
         "strategy=simple",
         "limit=1",
         "seed=0,1",
-        f"+auth.api_key={GROQ}",
-        f"+db.password={PLAIN}",
+        f"++auth.api_key={GROQ}",
+        f"++db.password={PLAIN}",
         f"paths.results_dir={tmp_path}",
         "progress=false",
     )
@@ -168,9 +170,9 @@ def test_sweep_folder_names_index_and_multirun_yaml_hold_no_secret(tmp_path: Pat
     assert not any(s in out.stdout + out.stderr for s in SECRETS)
     assert all("auth.api_key=REDACTED" in j.name for j in jobs)
     index = [json.loads(x) for x in (sweep / "index.jsonl").read_text().splitlines()]
-    assert all("+auth.api_key=***" in r["overrides"] for r in index)
+    assert all("++auth.api_key=***" in r["overrides"] for r in index)
     multirun = yaml.safe_load((sweep / "multirun.yaml").read_text())
-    assert "+auth.api_key=***" in multirun["hydra"]["overrides"]["task"]
+    assert "++auth.api_key=***" in multirun["hydra"]["overrides"]["task"]
 
 
 @pytest.mark.parametrize("secret", [GROQ, f"Bearer {BEARER}", f"https://u:{URL_PASSWORD}@h/v1"])

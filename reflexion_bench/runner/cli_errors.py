@@ -1,0 +1,168 @@
+"""Short, fixable error messages for what goes wrong before a run starts.
+
+Hydra reports a misspelled key in 7 lines, an unknown group option with a 19-line
+listing, and an unwritable run folder with a Python traceback. These helpers turn each
+into one line that names the fix, with a "did you mean" where a near match exists.
+``reflexion-bench run`` lets Hydra raise (``HYDRA_FULL_ERROR=1`` for the call, see
+:func:`hydra_raises`) and formats what comes out here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+#: Hydra's own command-line modes; it accepts only one per call.
+_MODES = {
+    "-m": "-m",
+    "--multirun": "-m",
+    "-c": "--cfg",
+    "--cfg": "--cfg",
+    "-i": "--info",
+    "--info": "--info",
+    "-r": "--run",
+    "--run": "--run",
+    "-sc": "--shell-completion",
+    "--shell-completion": "--shell-completion",
+}
+
+
+def did_you_mean(word: str, candidates: Iterable[object]) -> str:
+    """``" (did you mean `x`?)"`` for the closest candidates of ``word``, else ``""``."""
+    names = [str(c) for c in candidates]
+    close = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(f"`{c}`" for c in close) + "?)"
+
+
+def mode_conflict(argv: Iterable[str]) -> str | None:
+    """The error for two of Hydra's modes in one command (``-m ... --cfg job``), which
+    Hydra reports with a ``ValueError`` traceback; None when there is at most one."""
+    modes: list[str] = []
+    for arg in argv:
+        mode = _MODES.get(arg.split("=", 1)[0])
+        if mode is not None and mode not in modes:
+            modes.append(mode)
+    if len(modes) < 2:
+        return None
+    if "-m" in modes and ("--cfg" in modes or "--info" in modes):
+        other = "--cfg" if "--cfg" in modes else "--info"
+        return (
+            f"error: `{other}` shows one run's config and cannot be combined with `-m`; drop "
+            "`-m` and give one value per key (e.g. `strategy=simple`) to see that job's config"
+        )
+    return f"error: {' and '.join(f'`{m}`' for m in modes)} cannot be combined; keep one"
+
+
+def _leaf(key: str) -> str:
+    return key.rsplit(".", 1)[-1]
+
+
+def _keys_of(node: Any) -> list[str]:
+    try:
+        return [str(k) for k in node]
+    except TypeError:
+        return []
+
+
+def hydra_error_text(exc: BaseException) -> str | None:
+    """One line for a Hydra composition error (unknown key, unknown group option, bad
+    override syntax), or None for anything else."""
+    from hydra.errors import (
+        ConfigCompositionException,
+        MissingConfigException,
+        OverrideParseException,
+    )
+
+    if isinstance(exc, MissingConfigException):
+        missing = str(exc.missing_cfg_file or "")
+        group, _, option = missing.rpartition("/")
+        options = list(exc.options or [])
+        if group and options:
+            hint = did_you_mean(option, options)
+            listed = ", ".join(options) if not hint else ""
+            return (
+                f"error: `{group}={option}`: no such {group} option{hint}"
+                + (f"; options: {listed}" if listed else "")
+                + f" (configs/{group}/*.yaml)"
+            )
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else missing
+        return f"error: {first}"
+    if isinstance(exc, OverrideParseException):
+        first = str(exc.message).strip().splitlines()[0]
+        return (
+            f"error: cannot parse the override `{exc.override}`: {first} (quote values "
+            "with spaces or brackets, e.g. 'task_ids=[\"HumanEval/0\"]')"
+        )
+    if isinstance(exc, ConfigCompositionException):
+        text = str(exc)
+        found = re.search(r"Could not override '([^']+)'", text)
+        cause = exc.__cause__
+        if found:
+            key = found.group(1)
+            parent = getattr(cause, "parent_node", None)
+            hint = did_you_mean(_leaf(key), _keys_of(parent)) if parent is not None else ""
+            return (
+                f"error: `{key}` is not a config key{hint}; `reflexion-bench run --cfg job` "
+                f"prints the config (to add a new key on purpose: `+{key}=...`)"
+            )
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        extra = f" ({str(cause).splitlines()[0]})" if cause is not None and str(cause) else ""
+        return f"error: {first}{extra}"
+    return None
+
+
+def os_error_text(exc: OSError, multirun: bool) -> str:
+    """The run (or sweep) folder could not be made or written: which path, why, and
+    the key that chooses it."""
+    where = exc.filename if exc.filename is not None else "the output folder"
+    why = exc.strerror or type(exc).__name__
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        why = "a file is in the way (a folder is needed)"
+    key = "paths.results_dir= (or sweep_name=)" if multirun else "run_dir="
+    return f"error: cannot create or write {where}: {why}; set {key} to a folder you can write"
+
+
+class _DropLines:
+    """A text stream that passes everything through except lines starting with one of
+    ``prefixes``."""
+
+    def __init__(self, stream: IO[str], prefixes: tuple[str, ...]) -> None:
+        self._stream = stream
+        self._prefixes = prefixes
+
+    def write(self, text: str) -> int:
+        if text.startswith(self._prefixes):
+            return len(text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def hydra_raises() -> Iterator[bool]:
+    """Hydra raises its errors instead of printing them (``HYDRA_FULL_ERROR=1`` for the
+    call), and its "Error executing job with overrides" line (the job's own line already
+    names them) is dropped. Yields whether the user asked for full errors themselves (then
+    the caller re-raises, and the line is kept)."""
+    user_full = os.environ.get("HYDRA_FULL_ERROR") == "1"
+    before = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    stderr = sys.stderr
+    if not user_full:
+        sys.stderr = _DropLines(stderr, ("Error executing job with overrides:",))  # type: ignore[assignment]
+    try:
+        yield user_full
+    finally:
+        sys.stderr = stderr
+        if before is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = before
