@@ -1,27 +1,178 @@
 """Figures from a report (see :func:`reflexion_bench.analysis.tables.build_report`).
 
-Every figure is written as PNG and PDF and stays readable in grey scale: series
-differ by line style, marker and grey level (and hatching for bars), never by hue
-alone. One figure per benchmark x model for the per-strategy plots.
+Made to go into a paper as they are (``--style paper``, the default: 3.4 inches wide, a
+two-column paper's column, 7-point type, PNG at 300 dpi and vector PDF; ``--style
+screen`` for slides and notebooks). Up to 12 series stay apart: each has its own colour
+from a colour-blind-safe palette (:data:`PALETTE`) *and* its own marker (and one of four
+line styles), so they also read in grey scale. Legends sit outside the data, below the
+axes; titles and axis names are words (``HumanEval, <model>``, ``pass@1``, ``tokens per
+task``), not raw ids. One figure per benchmark x model for the per-strategy plots.
 
 A figure rebuilt from the same report is the same file (:func:`save_figure`): no
 creation date and no matplotlib version in its metadata, SVG ids from a fixed salt,
-and :func:`write_plots` draws with matplotlib's default style, whatever matplotlibrc
-the user or the current folder has.
+and :func:`write_plots` draws with matplotlib's default style (plus ours), whatever
+matplotlibrc the user or the current folder has.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reflexion_bench.analysis.answer_key import label_text
 from reflexion_bench.analysis.budget import AXIS_LABELS
 
-_STYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 1)), (0, (8, 3))]
-_MARKERS = ["o", "s", "^", "D", "v", "x", "*", "P", "h", "<"]
+#: Series colours, colour-blind safe: Okabe & Ito's (black first; their yellow left out,
+#: too pale on white), then Paul Tol's muted indigo, wine, olive, teal and purple.
+PALETTE = (
+    "#000000",
+    "#E69F00",
+    "#56B4E9",
+    "#009E73",
+    "#0072B2",
+    "#D55E00",
+    "#CC79A7",
+    "#332288",
+    "#882255",
+    "#999933",
+    "#44AA99",
+    "#AA4499",
+)
+#: One marker per series (12, as many as colours): a series is told apart by its marker
+#: alone in grey scale.
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p")
+#: Four dash patterns that print distinctly (ten could not be told apart).
+LINESTYLES = ("-", "--", "-.", ":")
 _HATCHES = ["", "//", "..", "xx", "\\\\", "++", "oo", "--"]
+
+#: Benchmark ids as a paper names them.
+BENCHMARK_NAMES = {
+    "humaneval": "HumanEval",
+    "humaneval_rs": "HumanEval-rs",
+    "humaneval_rs_hard50": "HumanEval-rs (hardest 50)",
+    "mbpp": "MBPP",
+    "mbpp_rs": "MBPP-rs",
+    "leetcode_hard": "LeetcodeHard",
+    "leetcode_hard_py": "LeetcodeHard",
+    "leetcode_hard_rs": "LeetcodeHard-rs",
+    "alfworld": "ALFWorld",
+    "hotpotqa": "HotpotQA",
+}
+#: Benchmarks judged by tests: their success rate is pass@1.
+_CODE = ("humaneval", "mbpp", "leetcode", "multiple")
+
+
+@dataclass(frozen=True)
+class FigureStyle:
+    """Size and type of the saved figures."""
+
+    name: str
+    width_in: float
+    height_in: float
+    font_pt: float
+    dpi: int
+
+
+STYLES = {
+    "paper": FigureStyle("paper", 3.4, 2.3, 7.0, 300),
+    "screen": FigureStyle("screen", 6.4, 4.0, 10.0, 150),
+}
+_current: list[FigureStyle] = [STYLES["paper"]]
+
+
+def style() -> FigureStyle:
+    """The style figures are drawn in now (see :func:`use_style`)."""
+    return _current[-1]
+
+
+@contextlib.contextmanager
+def use_style(name: str) -> Iterator[FigureStyle]:
+    """Draw in the style ``name`` (``paper`` or ``screen``): sizes, type, resolution."""
+    if name not in STYLES:
+        raise ValueError(f"unknown figure style {name!r}: choose one of {sorted(STYLES)}")
+    st = STYLES[name]
+    rc: dict[str, Any] = {
+        "font.size": st.font_pt,
+        "axes.titlesize": st.font_pt,
+        "axes.labelsize": st.font_pt,
+        "xtick.labelsize": st.font_pt - 1,
+        "ytick.labelsize": st.font_pt - 1,
+        "legend.fontsize": st.font_pt - 1,
+        "lines.linewidth": 1.1 if name == "paper" else 1.5,
+        "lines.markersize": 4.0 if name == "paper" else 6.0,
+        "axes.linewidth": 0.6,
+        "pdf.fonttype": 42,  # TrueType in the PDF: text stays text for the publisher
+    }
+    import matplotlib
+
+    _current.append(st)
+    try:
+        with matplotlib.rc_context(rc):  # type: ignore[arg-type]
+            yield st
+    finally:
+        _current.pop()
+
+
+def series_style(i: int) -> dict[str, Any]:
+    """Colour, marker and line style of series ``i`` (distinct for i < 12)."""
+    return {
+        "color": PALETTE[i % len(PALETTE)],
+        "marker": MARKERS[i % len(MARKERS)],
+        "linestyle": LINESTYLES[i % len(LINESTYLES)],
+    }
+
+
+def benchmark_name(benchmark: str) -> str:
+    return BENCHMARK_NAMES.get(benchmark, benchmark)
+
+
+def rate_label(benchmark: str) -> str:
+    """``pass@1`` for benchmarks judged by tests, ``success rate`` for the others."""
+    return "pass@1" if str(benchmark).startswith(_CODE) else "success rate"
+
+
+def figure_title(benchmark: str, model: str, what: str = "") -> str:
+    """``HumanEval, <model>`` (and ``: what``): the words a caption would use."""
+    return f"{benchmark_name(benchmark)}, {model}" + (f": {what}" if what else "")
+
+
+def _figure(n_series: int = 0, *, width: float | None = None, ncol: int | None = None) -> Any:
+    """A figure of one axes in the current style; :func:`_legend_below` grows its height
+    by the legend's rows, so the axes keep their size however many series there are.
+    (``n_series`` and ``ncol`` are accepted for the callers' clarity; the legend decides.)"""
+    st = style()
+    fig = _plt().figure(figsize=(width or st.width_in, st.height_in), layout="constrained")
+    fig.add_subplot()
+    return fig
+
+
+def _legend_below(fig: Any, ax: Any, *, ncol: int | None = None) -> Any:
+    """The axes' legend outside the data: below the axes, centred, no frame, in two
+    columns when two fit the figure's width (else one), the figure made taller by its
+    height so that nothing is squeezed or cut off."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return None
+    renderer = fig.canvas.get_renderer()
+    width_px = fig.get_size_inches()[0] * fig.dpi
+    for cols in [ncol] if ncol else ([2, 1] if len(handles) > 3 else [1]):
+        legend = fig.legend(handles, labels, loc="outside lower center", ncol=cols, frameon=False)
+        box = legend.get_window_extent(renderer)
+        if box.width <= 0.98 * width_px or cols == 1:
+            break
+        legend.remove()
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h + box.height / fig.dpi + 0.05)
+    return legend
+
+
+def _index(name: str, order: Sequence[str], default: int) -> int:
+    """The series index of ``name``: its place in ``order`` (the report's groups), so one
+    strategy is one colour and marker in every figure; ``default`` if not there."""
+    return list(order).index(name) if name in order else default
 
 
 def _answer_note(group: Mapping[str, Any]) -> str:
@@ -57,23 +208,26 @@ SAVE_METADATA: dict[str, dict[str, str | None]] = {
 }
 
 
-def save_figure(fig: Any, path: Path, **kwargs: Any) -> None:
-    """``fig.savefig(path)`` with fixed metadata (:data:`SAVE_METADATA`), so that the same
-    figure gives the same bytes on every run, on any day, from any folder."""
+def save_figure(
+    fig: Any, path: Path, *, metadata: Mapping[str, str] | None = None, **kwargs: Any
+) -> None:
+    """``fig.savefig(path)`` with fixed metadata (:data:`SAVE_METADATA`, plus
+    ``metadata``), so that the same figure gives the same bytes on every run, on any day,
+    from any folder."""
     import matplotlib
 
     fmt = path.suffix.lstrip(".").lower()
+    meta: dict[str, str | None] = {**SAVE_METADATA.get(fmt, {}), **(metadata or {})}
     # svg.hashsalt: SVG clip-path and glyph ids are otherwise random per run.
     with matplotlib.rc_context({"svg.hashsalt": "reflexion-bench"}):
-        fig.savefig(path, format=fmt, metadata=SAVE_METADATA.get(fmt), **kwargs)
+        fig.savefig(path, format=fmt, metadata=meta or None, **kwargs)
 
 
 def _save(fig: Any, stem: Path) -> list[Path]:
     stem.parent.mkdir(parents=True, exist_ok=True)
     # Not with_suffix: model names such as "qwen2.5-coder" hold dots.
     paths = [stem.parent / f"{stem.name}.png", stem.parent / f"{stem.name}.pdf"]
-    fig.tight_layout()
-    save_figure(fig, paths[0], dpi=150)
+    save_figure(fig, paths[0], dpi=style().dpi)
     save_figure(fig, paths[1])
     _plt().close(fig)
     return paths
@@ -116,10 +270,15 @@ def panel_grid(
 
 
 def draw_trial_curves(
-    ax: Any, groups: Sequence[dict[str, Any]], *, kind: str = "submitted"
+    ax: Any,
+    groups: Sequence[dict[str, Any]],
+    *,
+    kind: str = "submitted",
+    legend: str = "right",
 ) -> None:
     """Success vs trial on ``ax``, one line per group, with step CI bands (see
-    :func:`plot_trial_curves`; the notebooks draw their panels with it)."""
+    :func:`plot_trial_curves`; the notebooks draw their panels with it). ``legend``:
+    ``right`` (outside the axes, beside them), or ``none`` (the caller places it)."""
     key = "success_at_trial" if kind == "submitted" else "solved_by_trial"
     k_max = 1
     n = len(groups)
@@ -130,16 +289,14 @@ def draw_trial_curves(
             continue
         k_max = max(k_max, ks[-1])
         est = [pts[k - 1]["estimate"] for k in ks]
-        color = _grey(i, n)
+        st = series_style(i)
         xs = [k + _dodge(i, n) for k in ks]
         ax.plot(
             xs,
             est,
-            linestyle=_STYLES[i % len(_STYLES)],
-            marker=_MARKERS[i % len(_MARKERS)],
+            **st,
             # Every other series hollow: two series on the same point stay visible.
-            markerfacecolor=color if i % 2 == 0 else "white",
-            color=color,
+            markerfacecolor=st["color"] if i % 2 == 0 else "white",
             zorder=3 + i,
             label=f"{g['label']} (n={g['n_tasks']}){_answer_note(g)}",
         )
@@ -151,27 +308,30 @@ def draw_trial_curves(
                 [pts[k - 1]["low"] for k in ks],
                 [pts[k - 1]["high"] for k in ks],
                 step="mid",
-                color=color,
+                color=st["color"],
                 alpha=0.08,
                 linewidth=0,
             )
+    bench = str(groups[0].get("benchmark", "")) if groups else ""
     ax.set_xlabel("trial")
-    ax.set_ylabel("success rate" if kind == "submitted" else "solved at any trial")
+    ax.set_ylabel(rate_label(bench) if kind == "submitted" else "solved at any trial")
     ax.set_ylim(0, 1.02)
     ax.set_xticks(range(1, k_max + 1))
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    if legend == "right" and ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, borderaxespad=0)
 
 
 def plot_trial_curves(
     groups: Sequence[dict[str, Any]], stem: Path, *, kind: str = "submitted", title: str = ""
 ) -> list[Path]:
     """Success vs trial, one line per strategy, with 95% CI bands where known."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
-    draw_trial_curves(ax, groups, kind=kind)
+    fig = _figure(len(groups))
+    ax = fig.axes[0]
+    draw_trial_curves(ax, groups, kind=kind, legend="none")
+    _legend_below(fig, ax)
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
     return _save(fig, stem)
 
 
@@ -179,8 +339,8 @@ def plot_success_vs_budget(
     groups: Sequence[dict[str, Any]], stem: Path, *, axis: str = "tokens", title: str = ""
 ) -> list[Path]:
     """Success after k trials against the mean spend per task after k trials."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig = _figure(len(groups))
+    ax = fig.axes[0]
     drawn = 0
     series = []
     for g in groups:
@@ -194,23 +354,22 @@ def plot_success_vs_budget(
         if not pts or free:
             continue
         drawn += 1
-        color = _grey(i, len(groups))
+        st = series_style(i)
         ax.plot(
             [x for x, _ in pts],
             [y for _, y in pts],
-            linestyle=_STYLES[i % len(_STYLES)],
-            marker=_MARKERS[i % len(_MARKERS)],
-            markerfacecolor=color if i % 2 == 0 else "white",
-            color=color,
+            **st,
+            markerfacecolor=st["color"] if i % 2 == 0 else "white",
             zorder=3 + i,
             label=f"{g['label']}{_answer_note(g)}",
         )
-    ax.set_xlabel(AXIS_LABELS.get(axis, axis))
-    ax.set_ylabel("success rate")
+    bench = str(groups[0].get("benchmark", "")) if groups else ""
+    ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (mean, after k trials)")
+    ax.set_ylabel(rate_label(bench))
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     if drawn:
-        ax.legend(fontsize=7, loc="lower right")
+        _legend_below(fig, ax)
     elif free:
         # Every point at x = 0 (a local model, or a price table without this model):
         # a plot would be a vertical smear, so the figure says what it means instead.
@@ -224,17 +383,18 @@ def plot_success_vs_budget(
     else:
         ax.text(0.5, 0.5, f"no {axis} recorded", ha="center", transform=ax.transAxes)
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
     return _save(fig, stem)
 
 
 def plot_fix_break(groups: Sequence[dict[str, Any]], stem: Path, *, title: str = "") -> list[Path]:
     """Per strategy: tasks fixed (wrong at trial 1, right when submitted) and broken."""
-    plt = _plt()
     labels = [g["label"] for g in groups]
     fixed = [(g.get("first_to_final") or {}).get("fixed") or 0 for g in groups]
     broken = [(g.get("first_to_final") or {}).get("broken") or 0 for g in groups]
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(groups) + 2), 3.4))
+    st = style()
+    fig = _figure(2, width=max(st.width_in, 0.32 * len(groups) + 1.2), ncol=2)
+    ax = fig.axes[0]
     xs = list(range(len(groups)))
     w = 0.38
     b1 = ax.bar([x - w / 2 for x in xs], fixed, w, color="0.25", edgecolor="black", label="fixed")
@@ -254,38 +414,53 @@ def plot_fix_break(groups: Sequence[dict[str, Any]], stem: Path, *, title: str =
                 (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                 ha="center",
                 va="bottom",
-                fontsize=7,
+                fontsize=st.font_pt - 1.5,
             )
+    top = max([*fixed, *broken, 1])
+    ax.set_ylim(0, top * 1.15 + 0.5)  # room for the counts above the bars
     ax.set_xticks(xs)
-    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("tasks")
-    ax.legend(fontsize=8)
+    ax.set_xticklabels(labels, rotation=30, ha="right")
+    ax.set_ylabel("tasks (trial 1 -> submitted)")
+    _legend_below(fig, ax, ncol=2)
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
     return _save(fig, stem)
 
 
 def plot_self_test_confusion(group: dict[str, Any], stem: Path) -> list[Path]:
     """2x2 matrix of self-test verdict (rows) vs hidden verdict (columns), with counts
     and the paper's per-verdict rates."""
-    plt = _plt()
     c = group["self_test"]["confusion"] or {}
     rates = group["self_test"]["rates"] or {}
     cells = [[("tp", "TP"), ("fp", "FP")], [("fn", "FN"), ("tn", "TN")]]
     counts = [[int(c.get(k, 0)) for k, _ in row] for row in cells]
     total = max(1, sum(map(sum, counts)))
-    fig, ax = plt.subplots(figsize=(4.6, 3.6))
-    ax.imshow([[v / total for v in row] for row in counts], cmap="Greys", vmin=0, vmax=1.4)
+    fig = _figure(0)
+    ax = fig.axes[0]
+    # Cells as vector quads (imshow would paste a raster image into the PDF).
+    ax.pcolormesh(
+        [-0.5, 0.5, 1.5],
+        [-0.5, 0.5, 1.5],
+        [[v / total for v in row] for row in counts],
+        cmap="Greys",
+        vmin=0,
+        vmax=1.4,
+        edgecolors="white",
+        linewidth=1.0,
+    )
+    ax.set_xlim(-0.5, 1.5)
+    ax.set_ylim(1.5, -0.5)  # row 0 (self-tests pass) on top, as a confusion matrix reads
+    ax.set_aspect("equal")
     for i, row in enumerate(cells):
         for j, (k, name) in enumerate(row):
             rate = rates.get(k)
             text = f"{name}\n{counts[i][j]}" + ("" if rate is None else f"\n({100 * rate:.1f}%)")
-            ax.text(j, i, text, ha="center", va="center", fontsize=9, color="black")
+            ax.text(j, i, text, ha="center", va="center", color="black")
     ax.set_xticks([0, 1])
     ax.set_xticklabels(["hidden pass", "hidden fail"])
     ax.set_yticks([0, 1])
     ax.set_yticklabels(["self-tests pass", "self-tests fail"])
-    ax.set_title(f"{group['benchmark']} / {group['label']} / {group['model']}", fontsize=8)
+    ax.set_title(figure_title(str(group["benchmark"]), str(group["model"]), str(group["label"])))
     return _save(fig, stem)
 
 
@@ -298,10 +473,10 @@ def plot_failure_types(
 ) -> list[Path]:
     """Stacked bars of failure types per trial (e.g. ALFWorld's hallucination vs
     inefficient planning), from ``{trial: {type: count}}``; hatched, grey-scale."""
-    plt = _plt()
     trials = sorted(counts_by_trial)
     types = sorted({t for c in counts_by_trial.values() for t in c})
-    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    fig = _figure(len(types))
+    ax = fig.axes[0]
     bottom = [0.0] * len(trials)
     for i, t in enumerate(types):
         vals = []
@@ -326,9 +501,9 @@ def plot_failure_types(
     ax.set_ylabel("share of failures" if normalise else "failed tasks")
     ax.set_xticks(trials)
     if types:
-        ax.legend(fontsize=7)
+        _legend_below(fig, ax)
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
     return _save(fig, stem)
 
 
@@ -339,22 +514,29 @@ def plot_pass_at_budget(
     axis: str = "tokens",
     budget: float | None = None,
     title: str = "",
+    order: Sequence[str] = (),
 ) -> list[Path]:
     """pass@1 against the per-task budget, resampled from the logs (see
-    :mod:`reflexion_bench.analysis.equal_budget`), with a 95% band per strategy."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.6, 3.8))
-    n = len(curves)
+    :mod:`reflexion_bench.analysis.equal_budget`), with a 95% band per strategy.
+    ``order``: strategy names in the report's order, so that each keeps the colour and
+    marker it has in the report's other figures."""
+    fig = _figure(len(curves))
+    ax = fig.axes[0]
     for i, (name, pts) in enumerate(curves.items()):
         if not pts:
             continue
         xs = [p["budget"] for p in pts]
-        # Steps: a verdict changes only where a trial's spend is crossed.
+        st = series_style(_index(name, order, i))
+        # Steps: a verdict changes only where a trial's spend is crossed. Markers at a
+        # few points only: at every budget step they would merge into a thick line.
         ax.plot(
             xs,
             [p["estimate"] for p in pts],
-            linestyle=_STYLES[i % len(_STYLES)],
-            color=_grey(i, n),
+            color=st["color"],
+            linestyle=st["linestyle"],
+            marker=st["marker"],
+            markevery=max(1, len(xs) // 6),
+            markerfacecolor=st["color"] if i % 2 == 0 else "white",
             label=name,
             drawstyle="steps-post",
         )
@@ -362,112 +544,116 @@ def plot_pass_at_budget(
             xs,
             [p["low"] for p in pts],
             [p["high"] for p in pts],
-            color=_grey(i, n),
+            color=st["color"],
             alpha=0.08,
             step="post",
+            linewidth=0,
         )
     if budget is not None:
-        ax.axvline(budget, color="0.3", linewidth=0.8, linestyle=":")
-        ax.text(budget, 1.0, " budget", fontsize=7, va="top")
-    ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (as run live)")
+        ax.axvline(budget, color="0.3", linewidth=0.8, linestyle=":", label="the budget")
+    ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (budget, as run live)")
     ax.set_ylabel("pass@1 within the budget")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=6, loc="lower right")
+    _legend_below(fig, ax)
     if title:
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title)
     return _save(fig, stem)
 
 
 def plot_pareto(
-    points: Sequence[Mapping[str, Any]], stem: Path, *, axis: str = "tokens", title: str = ""
+    points: Sequence[Mapping[str, Any]],
+    stem: Path,
+    *,
+    axis: str = "tokens",
+    title: str = "",
+    order: Sequence[str] = (),
 ) -> list[Path]:
     """Cost (mean spend per task, as run live) against pass@1 with its 95% CI; the
-    Pareto frontier of the clean runs drawn as a step line."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    Pareto frontier of the clean runs drawn as a step line. Each run is named in the
+    legend by its own colour and marker (labels beside the markers overlapped them and
+    each other as soon as runs crowded)."""
     drawn = [p for p in points if p.get("cost") is not None and p.get("accuracy") is not None]
     # Runs at the same cost and pass@1 (e.g. retry and best_of_n replaying one another)
-    # are one marker with one label "a = b": drawn separately their labels print on top
-    # of each other and neither can be read.
+    # are one marker with one entry "a = b".
     merged: dict[tuple[float, float, bool], list[Mapping[str, Any]]] = {}
     for p in drawn:
         clean = not str(p.get("answer_key", "")).startswith("answer-in-loop")
         key = (round(float(p["cost"]), 1), round(float(p["accuracy"]), 4), clean)
         merged.setdefault(key, []).append(p)
+    fig = _figure(len(merged) + 1)
+    ax = fig.axes[0]
     ax.set_ylim(0, 1.02)
     if drawn:
         xs = [float(p["cost"]) for p in drawn]
         pad = 0.08 * ((max(xs) - min(xs)) or max(xs) or 1.0)
-        # Room on the right for the labels of the costliest runs.
-        ax.set_xlim(min(xs) - pad, max(xs) + 3 * pad)
+        ax.set_xlim(min(xs) - pad, max(xs) + pad)
     ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (mean, as run live)")
     ax.set_ylabel("pass@1 (final)")
     ax.grid(alpha=0.3)
     if title:
-        ax.set_title(title, fontsize=9)
-    # The layout first, so the label boxes compared below are where they will be drawn.
-    fig.tight_layout()
-    renderer = fig.canvas.get_renderer()
-    placed: list[Any] = []  # the labels' boxes in display units
+        ax.set_title(title)
     for i, ((_, _, clean), same) in enumerate(sorted(merged.items(), key=lambda kv: kv[0][:2])):
         p = same[0]
         x, y = float(p["cost"]), float(p["accuracy"])
         yerr = None
         if p.get("low") is not None and p.get("high") is not None:
             yerr = [[y - float(p["low"])], [float(p["high"]) - y]]
+        names = sorted(str(q["strategy"]) for q in same)
+        st = series_style(min(_index(n, order, i) for n in names))
+        note = "" if clean else " [answer-in-loop]"
+        front = " (frontier)" if any(q.get("on_front") for q in same) else ""
         ax.errorbar(
             [x],
             [y],
             yerr=yerr,
-            fmt=_MARKERS[i % len(_MARKERS)],
-            color="0.0" if any(q.get("on_front") for q in same) else "0.45",
-            mfc="none" if not clean else None,
+            fmt=st["marker"],
+            color=st["color"],
+            mfc="white" if not clean else st["color"],
             capsize=2,
             linewidth=0.8,
+            label=" = ".join(names) + note + front,
         )
-        note = "" if clean else " [answer-in-loop]"
-        label = " = ".join(sorted(str(q["strategy"]) for q in same)) + note
-        # Labels of nearby runs are moved down a line at a time until none overlaps another.
-        text = ax.annotate(label, (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
-        for step in range(12):
-            text.set_position((3, 3 - 8 * step))
-            box = text.get_window_extent(renderer).padded(3)
-            if not any(box.overlaps(other) for other in placed):
-                break
-        placed.append(box)
-    front = sorted((float(p["cost"]), float(p["accuracy"])) for p in points if p.get("on_front"))
-    if front:
+    front_pts = sorted(
+        (float(p["cost"]), float(p["accuracy"])) for p in points if p.get("on_front")
+    )
+    if front_pts:
         # Extended to the costliest run: everything right of and below the line is dominated.
         right = max(float(p["cost"]) for p in points if p.get("cost") is not None)
-        if right > front[-1][0]:
-            front.append((right, front[-1][1]))
+        if right > front_pts[-1][0]:
+            front_pts.append((right, front_pts[-1][1]))
         ax.step(
-            [c for c, _ in front],
-            [a for _, a in front],
+            [c for c, _ in front_pts],
+            [a for _, a in front_pts],
             where="post",
             color="0.0",
-            linewidth=1.0,
+            linewidth=0.8,
+            zorder=1,
             label="Pareto frontier",
         )
-        ax.legend(fontsize=7, loc="lower right")
+    _legend_below(fig, ax)
     return _save(fig, stem)
 
 
 def write_plots(
-    report: dict[str, Any], out_dir: Path, *, axes: Sequence[str] = ("tokens", "dollars", "wall")
+    report: dict[str, Any],
+    out_dir: Path,
+    *,
+    axes: Sequence[str] = ("tokens", "dollars", "wall"),
+    style_name: str = "paper",
 ) -> list[Path]:
-    """Every per-report figure into ``out_dir``; returns the files written."""
+    """Every per-report figure into ``out_dir`` in the style ``style_name``; returns the
+    files written."""
     # matplotlib's defaults, not a matplotlibrc of the user or of the current folder: the
     # figures of a committed report must not depend on where the command ran.
-    with _plt().style.context("default"):
+    with _plt().style.context("default"), use_style(style_name):
         return _write_plots(report, out_dir, axes=axes)
 
 
 def _write_plots(report: dict[str, Any], out_dir: Path, *, axes: Sequence[str]) -> list[Path]:
     written: list[Path] = []
     for (bench, model), gs in _clusters(report["groups"]).items():
-        title = f"{bench} / {model}"
+        title = figure_title(bench, model)
         base = _slug(bench, model)
         written += plot_trial_curves(gs, out_dir / f"curve_{base}", title=title)
         if any(
@@ -487,7 +673,7 @@ def _write_plots(report: dict[str, Any], out_dir: Path, *, axes: Sequence[str]) 
                 written += plot_failure_types(
                     counts,
                     out_dir / f"failure_types_{_slug(bench, g['label'], model)}",
-                    title=f"{title} / {g['label']}: failed tasks by cause",
+                    title=f"{title}, {g['label']}: failed tasks by cause",
                 )
             c = g["self_test"]["confusion"] or {}
             if any(c.get(k) for k in ("tp", "fp", "fn", "tn")):
@@ -507,14 +693,24 @@ def _write_plots(report: dict[str, Any], out_dir: Path, *, axes: Sequence[str]) 
             }
             pts = [p for p in section["pareto"] if (p["benchmark"], p["model"]) == (bench, model)]
             base = _slug(bench, model)
+            order = [
+                str(g["label"])
+                for g in report["groups"]
+                if (g["benchmark"], g["model"]) == (bench, model)
+            ]
             written += plot_pass_at_budget(
                 curves,
                 out_dir / f"pass_at_budget_{axis}_{base}",
                 axis=axis,
                 budget=budget,
-                title=f"{key}: pass@1 vs budget (from the logs)",
+                title=figure_title(bench, model, "pass@1 at each budget"),
+                order=order,
             )
             written += plot_pareto(
-                pts, out_dir / f"pareto_{axis}_{base}", axis=axis, title=f"{key}: cost vs pass@1"
+                pts,
+                out_dir / f"pareto_{axis}_{base}",
+                axis=axis,
+                title=figure_title(bench, model, "cost and pass@1"),
+                order=order,
             )
     return written

@@ -39,39 +39,89 @@ def write_run_outputs(run_dir: Path) -> dict[str, Any]:
     return summary
 
 
+#: The drawing of a run's curve.png, written into the PNG (a text chunk): a figure drawn
+#: by an older drawing is redrawn by ``report`` even when the summary is unchanged.
+CURVE_VERSION = "2"
+_CURVE_KEY = "reflexion-bench-curve"
+
+
+def curve_is_current(path: Path) -> bool:
+    """Whether ``path`` is a curve.png of the current drawing (read without matplotlib)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return f"tEXt{_CURVE_KEY}\0{CURVE_VERSION}".encode("latin-1") in data
+
+
 def plot_trial_curve(summary: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    with plt.style.context("default"):  # not the user's matplotlibrc (see plots.py)
+    from reflexion_bench.analysis.plots import use_style
+
+    # Not the user's matplotlibrc (see plots.py); the paper style, as the report's.
+    with plt.style.context("default"), use_style("paper"):
         _draw_trial_curve(plt, summary, path)
 
 
 def _draw_trial_curve(plt: Any, summary: dict[str, Any], path: Path) -> None:
-    from reflexion_bench.analysis.plots import save_figure
+    from reflexion_bench.analysis.plots import (
+        _figure,
+        _legend_below,
+        benchmark_name,
+        rate_label,
+        save_figure,
+        series_style,
+        style,
+    )
+    from reflexion_bench.analysis.stats import wilson_interval
 
+    n = int(summary["n_tasks"])
     ks = list(range(1, len(summary["success_at_trial"]) + 1))
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    # Unknown points (imported logs) are gaps, not zeros.
-    sub = [float("nan") if v is None else v for v in summary["success_at_trial"]]
-    solved = [float("nan") if v is None else v for v in summary["solved_by_trial"]]
-    ax.plot(ks, sub, "o-", color="black", label="submitted candidate")
-    ax.plot(ks, solved, "s--", color="grey", label="solved at any trial")
+    fig = _figure(2)
+    ax = fig.axes[0]
+    curves = (
+        ("success_at_trial", "success_counts_at_trial", "submitted candidate"),
+        ("solved_by_trial", "solved_counts_by_trial", "solved at any trial"),
+    )
+    for i, (key, counts_key, label) in enumerate(curves):
+        # Unknown points (imported logs) are gaps, not zeros.
+        ys = [float("nan") if v is None else v for v in summary[key]]
+        st = series_style(i)
+        ax.plot(ks, ys, **st, markerfacecolor=st["color"] if i == 0 else "white", label=label)
+        counts = summary.get(counts_key) or []
+        known = [(k, c) for k, c in zip(ks, counts, strict=False) if c is not None]
+        if known and n:
+            # The run's own 95% interval at each trial (Wilson: tasks are the unit), as a
+            # flat step over the trial.
+            bands = [wilson_interval(int(c), n) for _, c in known]
+            ax.fill_between(
+                [k for k, _ in known],
+                [b.low for b in bands],
+                [b.high for b in bands],
+                step="mid",
+                color=st["color"],
+                alpha=0.1,
+                linewidth=0,
+            )
     ax.set_xlabel("trial")
-    ax.set_ylabel("success rate")
+    ax.set_ylabel(rate_label(str(summary.get("benchmark"))))
     ax.set_ylim(0, 1.02)
     ax.set_xticks(ks)
-    title = f"{summary.get('benchmark')} / {summary.get('strategy')} (n={summary['n_tasks']})"
+    title = (
+        f"{benchmark_name(str(summary.get('benchmark')))}, {summary.get('strategy')} "
+        f"(n={n}; 95% Wilson bands)"
+    )
     if "answer_key" in summary:
         # A reader of the figure alone must see whether the loop saw the answer key.
         title += f"\n{label_text(summary['answer_key'])}"
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, path, dpi=120)
+    _legend_below(fig, ax, ncol=2)
+    save_figure(fig, path, dpi=style().dpi, metadata={_CURVE_KEY: CURVE_VERSION})
     plt.close(fig)
 
 
@@ -88,6 +138,9 @@ def format_table(summary: dict[str, Any]) -> str:
     split = summary.get("self_test_fp_split") or {}
     ff = summary.get("first_to_final") or {}
     per_task = summary["per_task_mean"]
+    run = summary.get("run") or {}
+    elapsed = run.get("wall_time_s")
+    sessions = int(run.get("sessions") or 1)
     lines = [
         f"benchmark={summary['benchmark']} strategy={summary['strategy']} model={summary['model']}",
         f"tasks            {summary['n_tasks']}",
@@ -112,8 +165,20 @@ def format_table(summary: dict[str, Any]) -> str:
         "cache counts what its live call spent)",
         f"paid now         tokens {_f(t.get('paid_tokens'), 'd')}  "
         f"cost {_f(t.get('paid_cost_usd'), '.4f', '$')}  (calls not replayed from the cache)",
-        f"wall time        {_f(t['wall_time_s'], '.1f', suffix='s')} total, "
-        f"{_f(per_task['wall_time_s'], '.1f', suffix='s')}/task",
+        # Two different times: the wall clock from start to end, and the sum of every
+        # task's own time (tasks that run at once each count theirs: the sum can exceed it).
+        "run elapsed      "
+        + (
+            "n/a (no provenance.json times)"
+            if elapsed is None
+            else f"{elapsed:.1f}s ({int(elapsed // 3600)}h{int(elapsed % 3600 // 60):02d}m"
+            f"{int(elapsed % 60):02d}s) wall clock"
+            + (f", over {sessions} sessions" if sessions > 1 else "")
+            + (", this session" if run.get("skipped") else "")
+        ),
+        f"task time summed {_f(t['wall_time_s'], '.1f', suffix='s')} over "
+        f"{summary['n_tasks']} tasks ({_f(per_task['wall_time_s'], '.1f', suffix='s')}/task; "
+        "tasks that run at once each count their time: the sum can exceed the elapsed time)",
     ]
     plus = summary.get("plus")
     if plus:
@@ -238,10 +303,13 @@ def _relative_runs(report: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     return {**report, "groups": groups}
 
 
-def write_comparison(report: dict[str, Any], out_dir: Path) -> list[Path]:
+def write_comparison(
+    report: dict[str, Any], out_dir: Path, *, style_name: str = "paper"
+) -> list[Path]:
     """Write the report as report.md, report.tex, one CSV per table, report.json, and
     every figure (PNG + PDF) into ``out_dir``, and the list of them as ``manifest.txt``;
-    return the files written (the manifest last).
+    return the files written (the manifest last). ``style_name``: the figures' style
+    (:data:`reflexion_bench.analysis.plots.STYLES`).
 
     Every file is the same bytes when rebuilt from the same logs, in any folder: run
     folders are named relative to ``out_dir``, figures carry no date or version
@@ -266,7 +334,7 @@ def write_comparison(report: dict[str, Any], out_dir: Path) -> list[Path]:
         frames[name].to_csv(path, index=False)
         written.append(path)
     axes = tuple(dict.fromkeys((report["settings"]["axis"], "tokens", "dollars", "wall")))
-    written += write_plots(report, out_dir / "figures", axes=axes)
+    written += write_plots(report, out_dir / "figures", axes=axes, style_name=style_name)
     names = sorted({p.relative_to(out_dir).as_posix() for p in written})
     for stale in sorted(previous - set(names) - {MANIFEST_NAME}):
         path = out_dir / stale
@@ -297,10 +365,10 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
     README (the committed-reports test compares it byte for byte). Returns whether the
     file changed; a README without blocks is left alone."""
     from reflexion_bench.analysis.tables import (
-        DROPPED_WHEN_EMPTY,
         TABLES,
         _md_note,
         display_frame,
+        select_columns,
         tables,
         to_markdown,
     )
@@ -320,18 +388,8 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
         if "where" in opts and not df.empty:
             col, value = opts["where"].split(":", 1)
             df = df[df[col].astype(str) == value]
-        if "columns" in opts and not df.empty:
-            cols = opts["columns"].split(",")
-            unknown = [c for c in cols if c not in df.columns and c not in DROPPED_WHEN_EMPTY]
-            if unknown:
-                raise ValueError(f"{readme}: table {name} has no column(s) {unknown}")
-            cols = [c for c in cols if c in df.columns]  # an empty optional one is left out
-            keep = [
-                c
-                for c in df.columns
-                if c in cols or c.removesuffix("_low") in cols or c.removesuffix("_high") in cols
-            ]
-            df = df[[c for c in cols] + [c for c in keep if c not in cols]]
+        if "columns" in opts:
+            df = select_columns(df, opts["columns"].split(","), what=f"{readme}: table {name}")
         md = to_markdown(display_frame(df.reset_index(drop=True))) + _md_note(name, report)
         return f"{m.group(1)}{md}\n{m.group(5)}"
 

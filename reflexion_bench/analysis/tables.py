@@ -582,18 +582,21 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 "source": "this run",
             }
         )
+    # The paper's Table 2: one row per benchmark x strategy x model, its FP rate (per
+    # self-test pass) and FN rate (per self-test failure) side by side.
+    paper_rates: dict[tuple[str, str, str], dict[str, Any]] = {}
     for p in published:
-        if p["metric"] == "self_test_fp_rate":
-            st_rows.append(
-                {
-                    "benchmark": p["benchmark"],
-                    "strategy": p["strategy"],
-                    "model": p["model"],
-                    "fp_rate": p["value"],
-                    "tp_rate": 1 - p["value"],
-                    "source": p["source"],
-                }
+        if p["metric"] in ("self_test_fp_rate", "self_test_fn_rate"):
+            row = paper_rates.setdefault(
+                (p["benchmark"], p["strategy"], p["model"]),
+                {"benchmark": p["benchmark"], "strategy": p["strategy"], "model": p["model"]},
             )
+            if p["metric"] == "self_test_fp_rate":
+                row.update(fp_rate=p["value"], tp_rate=1 - p["value"])
+            else:
+                row.update(fn_rate=p["value"], tn_rate=1 - p["value"])
+            row["source"] = p["source"]
+    st_rows.extend(paper_rates.values())
     self_tests = pd.DataFrame(st_rows)
 
     ctrl_rows = []
@@ -961,8 +964,38 @@ def _num(col: str, v: Any) -> str:
     return str(v)
 
 
-def display_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """Strings for reading: shares in %, ``x [low, high]`` for intervals."""
+#: Differences of two shares: in percentage points, not percent (a header says so).
+_POINT_COLS = frozenset(
+    {
+        "diff",
+        "diff_vs_retry",
+        "diff_vs_reflexion",
+        "detectable",
+        "detectable_vs_retry",
+        "detectable_vs_reflexion",
+    }
+)
+
+
+def select_columns(df: pd.DataFrame, columns: Sequence[str], *, what: str) -> pd.DataFrame:
+    """``df`` with ``columns`` first, in that order (each with its ``_low``/``_high``
+    interval columns), and nothing else; a name the table lacks is an error naming what
+    it has, unless the table drops it while empty (:data:`DROPPED_WHEN_EMPTY`)."""
+    if df.empty:
+        return df
+    unknown = [c for c in columns if c not in df.columns and c not in DROPPED_WHEN_EMPTY]
+    if unknown:
+        have = [c for c in df.columns if not c.endswith(("_low", "_high"))]
+        raise ValueError(f"{what} has no column(s) {unknown}; it has: {', '.join(have)}")
+    cols = [c for c in columns if c in df.columns]
+    bounds = [b for c in cols for b in (f"{c}_low", f"{c}_high") if b in df.columns]
+    return df[cols + bounds]
+
+
+def display_frame(df: pd.DataFrame, *, drop_empty: bool = True) -> pd.DataFrame:
+    """Strings for reading: shares in %, differences in points, ``x [low, high]`` for
+    intervals; a column with no value in any row left out (``drop_empty``), so a table
+    shows what its runs have rather than columns that are always blank for them."""
     if df.empty:
         return df
     cols = [c for c in df.columns if not c.endswith(("_low", "_high"))]
@@ -976,8 +1009,12 @@ def display_frame(df: pd.DataFrame) -> pd.DataFrame:
             if low in df.columns and text and not _missing(df[low].iloc[i]):
                 text += f" [{_num(c, df[low].iloc[i])}, {_num(c, df[high].iloc[i])}]"
             vals.append(text)
+        if drop_empty and not any(vals):
+            continue
         header = _HEADERS.get(c, c)
-        if c in _SHARE_COLS or (c.startswith("k") and c[1:].isdigit()):
+        if c in _POINT_COLS:
+            header += " (points)"
+        elif c in _SHARE_COLS or (c.startswith("k") and c[1:].isdigit()):
             header += " %"
         out[header] = vals
     return pd.DataFrame(out)
@@ -1033,9 +1070,16 @@ def to_latex(df: pd.DataFrame, caption: str = "") -> str:
     return "\n".join(lines)
 
 
-def render(report: dict[str, Any], fmt: str = "md", which: Sequence[str] | None = None) -> str:
+def render(
+    report: dict[str, Any],
+    fmt: str = "md",
+    which: Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
+) -> str:
     """The report as text: ``md``, ``latex``, ``csv`` (numeric; one table, or each
-    table preceded by a ``# table: NAME`` line) or ``json``."""
+    table preceded by a ``# table: NAME`` line) or ``json``. ``columns``: only these,
+    in this order, in every table rendered (each must be in one of them); md and
+    LaTeX leave out columns empty in every row, CSV keeps its full schema."""
     if fmt == "json":
         return json.dumps(report, indent=2, default=_json_default)
     frames = tables(report)
@@ -1043,9 +1087,21 @@ def render(report: dict[str, Any], fmt: str = "md", which: Sequence[str] | None 
     unknown = [n for n in names if n not in frames]
     if unknown:
         raise ValueError(f"unknown table(s) {unknown} (allowed: {', '.join(TABLES)})")
+    if columns:
+        have = {c for n in names for c in frames[n].columns} | DROPPED_WHEN_EMPTY
+        missing = [c for c in columns if c not in have]
+        if missing:
+            listed = sorted(
+                {c for n in names for c in frames[n].columns if not c.endswith(("_low", "_high"))}
+            )
+            raise ValueError(
+                f"no table of {names} has column(s) {missing}; they have: {', '.join(listed)}"
+            )
     parts = []
     for name in names:
         df = frames[name]
+        if columns and not df.empty:
+            df = select_columns(df, [c for c in columns if c in df.columns], what=f"table {name}")
         if fmt == "csv":
             body = df.to_csv(index=False).rstrip("\n")
             parts.append(body if len(names) == 1 else f"# table: {name}\n{body}")

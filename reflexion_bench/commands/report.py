@@ -10,8 +10,9 @@ a log file. Runs are grouped by benchmark x strategy x model into paper-style ta
 with 95% bootstrap intervals and paired tests (Holm-adjusted); ``--paper`` adds the
 paper's published figures as labelled reference rows; ``--out`` also writes every
 table, the JSON and the figures (PNG + PDF) into DIR, with ``manifest.txt`` listing
-them. Each run folder's summary.json and curve.png are refreshed on the way
-(``--no-write`` to leave run folders untouched).
+them. Each run folder's summary.json and curve.png are refreshed on the way, the figure
+only when its summary changed or it is missing (``--no-write`` to leave run folders
+untouched).
 
 What ``--out`` writes is reproducible: the same logs give byte-identical files on every
 run and from any folder (no dates, versions or absolute paths; run folders are named
@@ -31,6 +32,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from reflexion_bench.analysis.budget import AXES
 from reflexion_bench.analysis.tables import TABLES
@@ -55,9 +57,24 @@ def _parser() -> argparse.ArgumentParser:
         choices=TABLES,
         help="only these tables (repeatable; csv prints `main` unless given)",
     )
+    p.add_argument(
+        "--columns",
+        type=lambda text: [c.strip() for c in text.split(",") if c.strip()],
+        metavar="COL,COL...",
+        help="only these columns, in this order, in every format (the CSV header's names; "
+        "an interval column brings its bounds); e.g. --table main --columns "
+        "strategy,first_try,final",
+    )
     p.add_argument("--axis", default="tokens", choices=tuple(AXES), help="equal-budget axis")
     p.add_argument("--budget", type=float, help="budget per task on --axis (default: cheapest)")
     p.add_argument("--out", type=Path, help="also write tables, report.json and figures here")
+    p.add_argument(
+        "--style",
+        default="paper",
+        choices=("paper", "screen"),
+        help="figures for --out: paper (default; 3.4 in wide, one column of a two-column "
+        "paper, 300 dpi PNG + vector PDF) or screen (6.4 in, larger type)",
+    )
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument(
@@ -70,13 +87,56 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _elapsed(run_dir: Path) -> dict[str, Any]:
+    """The run's wall-clock time from provenance.json: end minus start of each session
+    (resumed runs have several), summed; {} when a session lacks its times."""
+    from datetime import datetime
+
+    from reflexion_bench.runner.provenance import read_provenance
+
+    record = read_provenance(run_dir)
+    if record is None:
+        return {}
+    sessions = [*record.get("previous_sessions", []), record]
+    total = 0.0
+    for session in sessions:
+        try:
+            start = datetime.fromisoformat(str(session["start_time"]))
+            end = datetime.fromisoformat(str(session["end_time"]))
+        except (KeyError, TypeError, ValueError):
+            return {}
+        total += (end - start).total_seconds()
+    return {"wall_time_s": total, "sessions": len(sessions)}
+
+
+def refresh_run_outputs(run_dir: Path) -> dict[str, Any]:
+    """:func:`~reflexion_bench.analysis.report.write_run_outputs`, drawing curve.png only
+    when the summary it is drawn from changed (or the figure is missing, or of an older
+    drawing): rendering a figure per run folder was most of the time of ``report`` on a
+    small sweep."""
+    from reflexion_bench.analysis.report import curve_is_current, load_summary, plot_trial_curve
+
+    summary = load_summary(run_dir)
+    text = json.dumps(summary, indent=2)
+    path, curve = run_dir / "summary.json", run_dir / "curve.png"
+    try:
+        same = path.read_text(encoding="utf-8") == text
+    except OSError:
+        same = False
+    if not same:
+        path.write_text(text, encoding="utf-8")
+    # Redrawn also when the figure is of an older drawing (the PNG says which).
+    if summary.get("n_tasks") and not (same and curve_is_current(curve)):
+        plot_trial_curve(summary, curve)
+    return summary
+
+
 def main(argv: list[str]) -> int:
     from reflexion_bench.analysis.report import (
         build_comparison,
         format_table,
         load_summary,
         write_comparison,
-        write_run_outputs,
     )
     from reflexion_bench.analysis.runs import find_run_dirs
 
@@ -108,7 +168,7 @@ def main(argv: list[str]) -> int:
             summary = load_summary(run_dir)
         else:
             try:
-                summary = write_run_outputs(run_dir)
+                summary = refresh_run_outputs(run_dir)
             except OSError as exc:  # a read-only run folder is still reportable
                 print(f"warning: could not write into {run_dir}: {exc}", file=sys.stderr)
                 summary = load_summary(run_dir)
@@ -119,7 +179,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(summaries[0] if len(summaries) == 1 else summaries, indent=2))
         return 0
     if args.format is None and len(summaries) == 1 and not (args.paper or args.out or args.table):
-        print(format_table(summaries[0]))
+        print(format_table({**summaries[0], "run": _elapsed(run_dirs[0])}))
         return 0
 
     from reflexion_bench.analysis.tables import render
@@ -138,11 +198,16 @@ def main(argv: list[str]) -> int:
         print(warning, file=sys.stderr)
     fmt = args.format or "md"
     which = args.table or (["main"] if fmt == "csv" else None)
-    sys.stdout.write(render(report, fmt, which))
+    try:
+        text = render(report, fmt, which, columns=args.columns)
+    except ValueError as exc:  # a column no chosen table has: say which it has
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text)
     if args.out:
         from reflexion_bench.analysis.report import foreign_files, refresh_readme_blocks
 
-        written = write_comparison(report, args.out)
+        written = write_comparison(report, args.out, style_name=args.style)
         print(f"wrote {len(written)} files into {args.out}", file=sys.stderr)
         # The study's README beside the report quotes its numbers from generated blocks.
         readme = args.out.parent / "README.md"

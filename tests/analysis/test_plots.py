@@ -60,7 +60,9 @@ def _achromatic(color: Any) -> bool:
     return abs(r - g) < 1e-6 and abs(g - b) < 1e-6
 
 
-def test_trial_curves_are_readable_in_grey_scale(tmp_path: Path, captured: list[Any]) -> None:
+def test_trial_curves_tell_series_apart_in_colour_and_in_grey_scale(
+    tmp_path: Path, captured: list[Any]
+) -> None:
     paths = plots.plot_trial_curves(GROUPS, tmp_path / "curves_qwen2.5-coder-0.5b")
     assert [p.name for p in paths] == [
         "curves_qwen2.5-coder-0.5b.png",
@@ -70,8 +72,10 @@ def test_trial_curves_are_readable_in_grey_scale(tmp_path: Path, captured: list[
     (fig,) = captured
     lines = fig.axes[0].get_lines()
     assert len(lines) == 3
-    assert all(_achromatic(line.get_color()) for line in lines)
-    # Series differ by line style and marker, not by colour alone.
+    # Each series its own colour of the colour-blind-safe palette, and, for a reader in
+    # grey scale, its own marker and line style.
+    assert len({to_rgb(line.get_color()) for line in lines}) == 3
+    assert {to_rgb(line.get_color()) for line in lines} <= {to_rgb(c) for c in plots.PALETTE}
     assert len({line.get_linestyle() for line in lines}) == 3
     assert len({line.get_marker() for line in lines}) == 3
     assert len(fig.axes[0].collections) == 3  # one CI band per strategy
