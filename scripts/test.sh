@@ -19,7 +19,8 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 export REFLEXION_BENCH_RAY_PYTHON="$PWD/.venv-ray/bin/python"
-# The required components (alfworld, docker, rust, bwrap, shared_data; tests/components.py):
+# The required components (alfworld, docker, rust, bwrap, shared_data, chromium, inspect_ai,
+# lm_eval, mkdocs; tests/components.py):
 # under CI=true a missing one FAILS its tests instead of skipping them. The run ends with
 # a table (component -> tests, ran, skipped and why), from the same records as the skips.
 components_json="$(mktemp "${TMPDIR:-/tmp}/reflexion-components.XXXXXX.json")"

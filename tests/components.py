@@ -40,6 +40,8 @@ COMPONENTS: dict[str, str] = {
     "inspect_ai": "the inspect_ai package and its `inspect` CLI (the `inspect` extra: "
     "bash scripts/setup.sh --all)",
     "lm_eval": "the lm-eval package (the `lm-eval` extra: bash scripts/setup.sh --all)",
+    "mkdocs": "mkdocs and mkdocs-material, to build the documentation site (the `docs` extra: "
+    "bash scripts/setup.sh --all)",
 }
 
 
@@ -128,6 +130,14 @@ def _lm_eval() -> str | None:
     return None
 
 
+def _mkdocs() -> str | None:
+    # The site's theme is a separate package: mkdocs alone cannot build it.
+    for module, package in (("mkdocs", "mkdocs"), ("material", "mkdocs-material")):
+        if importlib.util.find_spec(module) is None:
+            return f"the {package} package is not installed: bash scripts/setup.sh --all"
+    return None
+
+
 # Checked from the marker before setup. Docker is not here: its fixture (tests/sandbox)
 # starts an engine when it can, and calls missing("docker", ...) when it cannot.
 DETECTORS: dict[str, Callable[[], str | None]] = {
@@ -138,6 +148,7 @@ DETECTORS: dict[str, Callable[[], str | None]] = {
     "chromium": _chromium,
     "inspect_ai": _inspect_ai,
     "lm_eval": _lm_eval,
+    "mkdocs": _mkdocs,
 }
 _detected: dict[str, str | None] = {}
 

@@ -1,10 +1,11 @@
-"""The README's performance figures are the committed benchmark outputs' (issue 28).
+"""The documentation's performance figures are the committed benchmark outputs' (issue 28).
 
-Every speed figure the README states is quoted next to the file that holds it,
+Every speed figure the README and the documentation site (``docs/**/*.md``; most of them
+in ``docs/performance.md``) state is quoted next to the file that holds it,
 ``results/bench/<name>.json``, which the benchmark script writes itself (``--json``,
-with its command, date, machine and load average). Each claim below finds the README's
+with its command, date, machine and load average). Each claim below finds the pages'
 sentence or table by a pattern naming that file, reads the figures in it, and compares
-each with the JSON, formatted to the precision the README prints. A figure typed by
+each with the JSON, formatted to the precision the page prints. A figure typed by
 hand, or left behind when the file is re-measured, fails.
 """
 
@@ -52,7 +53,7 @@ def calc(fn: Callable[[Any], float], spec: str) -> Value:
 
 @dataclass(frozen=True)
 class Claim:
-    """``pattern`` (a regex over README.md; it names the file) must match at least once,
+    """``pattern`` (a regex over the pages; it names the file) must match at least once,
     and at every match each named group must read ``figures[group](the file's JSON)``."""
 
     file: str
@@ -593,7 +594,27 @@ SERVER_OPTIONS = [
     ),
 ]
 
+# ------------------------------------------------------------------------ model_pool.json
+_MP = "results::model_pool"
+
+MODEL_POOL = [
+    Claim(
+        "model_pool.json",
+        rf"`results/bench/model_pool\.json`[^)]*\): 1 server (?P<r1>{NUM}) calls/s, 2 servers "
+        rf"(?P<r2>{NUM}) calls/s \((?P<x2>{NUM})x\), 3 servers (?P<r3>{NUM}) calls/s "
+        rf"\((?P<x3>{NUM})x\)",
+        {
+            "r1": v(f"{_MP}::calls_per_s::1", ".2f"),
+            "r2": v(f"{_MP}::calls_per_s::2", ".2f"),
+            "x2": v(f"{_MP}::ratio_vs_1::2", ".3f"),
+            "r3": v(f"{_MP}::calls_per_s::3", ".2f"),
+            "x3": v(f"{_MP}::ratio_vs_1::3", ".3f"),
+        },
+    ),
+]
+
 CLAIMS: list[Claim] = [
+    *MODEL_POOL,
     *SERVER_OPTIONS,
     *JUDGE,
     *QUICKSTART,
@@ -607,14 +628,14 @@ CLAIMS: list[Claim] = [
 
 
 def problems(readme: str, bench: Path, claims: list[Claim] = CLAIMS) -> list[str]:
-    """Every README figure that differs from its file, or is not found; every file the
-    README names under results/bench/ that is missing or lacks its provenance."""
+    """Every figure of the pages that differs from its file, or is not found; every file
+    the pages name under results/bench/ that is missing or lacks its provenance."""
     out: list[str] = []
     loaded: dict[str, Any] = {}
     for name in sorted(set(re.findall(r"results/bench/([\w-]+\.json)", readme))):
         path = bench / name
         if not path.is_file():
-            out.append(f"README names results/bench/{name}, which is not committed")
+            out.append(f"the docs name results/bench/{name}, which is not committed")
             continue
         loaded[name] = json.loads(path.read_text(encoding="utf-8"))
         missing = [k for k in PROVENANCE if k not in loaded[name]]
@@ -624,26 +645,43 @@ def problems(readme: str, bench: Path, claims: list[Claim] = CLAIMS) -> list[str
         # A space in a pattern is any run of whitespace: prose wraps anywhere.
         matches = list(re.finditer(claim.pattern.replace(" ", r"\s+"), readme))
         if not matches:
-            out.append(f"{claim.file}: no README text matches {claim.pattern[:100]!r}...")
+            out.append(f"{claim.file}: no text of the docs matches {claim.pattern[:100]!r}...")
             continue
         data = loaded.get(claim.file)
         if data is None:
-            out.append(f"{claim.file}: the README quotes it without naming it")
+            out.append(f"{claim.file}: the docs quote it without naming it")
             continue
         for m in matches:
-            line = readme.count("\n", 0, m.start()) + 1
             for group, value in claim.figures.items():
                 want = value(data)
                 if m.group(group) != want:
                     out.append(
-                        f"README.md:{line}: {group} = {m.group(group)!r}, "
+                        f"{_page_at(readme, m.start())}: {group} = {m.group(group)!r}, "
                         f"results/bench/{claim.file} gives {want!r}"
                     )
     return out
 
 
+# Each page starts with this line in the joined text, so a problem names its page and
+# no pattern can match across two pages (a table never continues past it).
+_PAGE = "<!-- page: {} -->"
+
+
+def _page_at(text: str, pos: int) -> str:
+    """``page:line`` of position ``pos`` of the joined text (``_readme``)."""
+    starts = [m for m in re.finditer(r"<!-- page: (\S+) -->\n", text) if m.start() <= pos]
+    if not starts:
+        return f"line {text.count(chr(10), 0, pos) + 1}"
+    first = starts[-1]
+    return f"{first.group(1)}:{text.count(chr(10), first.end(), pos) + 1}"
+
+
 def _readme() -> str:
-    return (ROOT / "README.md").read_text(encoding="utf-8")
+    """The README and every page of the documentation site, joined."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return "".join(
+        _PAGE.format(p.relative_to(ROOT)) + "\n" + p.read_text(encoding="utf-8") for p in pages
+    )
 
 
 def test_readme_figures_are_the_committed_outputs() -> None:
@@ -686,5 +724,5 @@ def test_every_committed_output_is_listed_with_its_command() -> None:
         data = json.loads(path.read_text(encoding="utf-8"))
         assert f"`{path.name}`" in listing or f"`{path.stem}.json`" in listing, path.name
         assert data["command"] in listing, f"{path.name}: {data['command']}"
-        assert f"results/bench/{path.name}" in readme, f"README.md never quotes {path.name}"
+        assert f"results/bench/{path.name}" in readme, f"no page of the docs quotes {path.name}"
         assert all(k in data for k in PROVENANCE), path.name

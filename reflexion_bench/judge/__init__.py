@@ -13,7 +13,7 @@ Public surface: :func:`judge_hidden` (hidden tests: HumanEval, MBPP, LeetcodeHar
 judge, compared there; :func:`run_reference` computes the expected outputs),
 :func:`judge_self_tests` (the actor's own tests, each a whitelisted assert evaluated in
 the judge: :func:`check_self_test`) and :func:`require_protected` (the ``rlimits``
-isolation level cannot protect a score: see the README, "What the score guarantees").
+isolation level cannot protect a score: see docs/concepts/score.md, "What the score guarantees").
 """
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ atexit.register(_stop_all)
 #: repeated prompt prefixes (a task's trials) can gain from. All of them are in the
 #: model's identity (the response cache key): each changes which KV state or which batch
 #: a token is computed in, and greedy replies of the batched server are not invariant to
-#: that (README: the quickstart's greedy rounds differ), so none is assumed harmless.
+#: that (docs/performance.md: the quickstart's greedy rounds differ), so none is assumed harmless.
 SERVER_OPTIONS: dict[str, type] = {
     "kv_unified": bool,  # one KV buffer shared by all slots instead of n_ctx / n_parallel each
     "n_cache_reuse": int,  # min chunk size to reuse from the cache by KV shifting (0: off)
