@@ -139,6 +139,22 @@ def figure_title(benchmark: str, model: str, what: str = "") -> str:
     return f"{benchmark_name(benchmark)}, {model}" + (f": {what}" if what else "")
 
 
+def set_title(ax: Any, title: str) -> None:
+    """``ax``'s title, wrapped until it fits the figure's width (a column-wide figure
+    cut off a title of more than about 60 characters)."""
+    import textwrap
+
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    limit = 0.96 * fig.get_size_inches()[0] * fig.dpi
+    width = max(len(part) for part in title.split("\n"))
+    while True:
+        ax.set_title("\n".join(textwrap.fill(part, width) for part in title.split("\n")))
+        if ax.title.get_window_extent(renderer).width <= limit or width <= 12:
+            return
+        width = int(width * 0.9)
+
+
 def _figure(n_series: int = 0, *, width: float | None = None, ncol: int | None = None) -> Any:
     """A figure of one axes in the current style; :func:`_legend_below` grows its height
     by the legend's rows, so the axes keep their size however many series there are.
@@ -331,7 +347,7 @@ def plot_trial_curves(
     draw_trial_curves(ax, groups, kind=kind, legend="none")
     _legend_below(fig, ax)
     if title:
-        ax.set_title(title)
+        set_title(ax, title)
     return _save(fig, stem)
 
 
@@ -383,7 +399,7 @@ def plot_success_vs_budget(
     else:
         ax.text(0.5, 0.5, f"no {axis} recorded", ha="center", transform=ax.transAxes)
     if title:
-        ax.set_title(title)
+        set_title(ax, title)
     return _save(fig, stem)
 
 
@@ -423,7 +439,7 @@ def plot_fix_break(groups: Sequence[dict[str, Any]], stem: Path, *, title: str =
     ax.set_ylabel("tasks (trial 1 -> submitted)")
     _legend_below(fig, ax, ncol=2)
     if title:
-        ax.set_title(title)
+        set_title(ax, title)
     return _save(fig, stem)
 
 
@@ -460,7 +476,7 @@ def plot_self_test_confusion(group: dict[str, Any], stem: Path) -> list[Path]:
     ax.set_xticklabels(["hidden pass", "hidden fail"])
     ax.set_yticks([0, 1])
     ax.set_yticklabels(["self-tests pass", "self-tests fail"])
-    ax.set_title(figure_title(str(group["benchmark"]), str(group["model"]), str(group["label"])))
+    set_title(ax, figure_title(str(group["benchmark"]), str(group["model"]), str(group["label"])))
     return _save(fig, stem)
 
 
@@ -503,7 +519,7 @@ def plot_failure_types(
     if types:
         _legend_below(fig, ax)
     if title:
-        ax.set_title(title)
+        set_title(ax, title)
     return _save(fig, stem)
 
 
@@ -557,7 +573,7 @@ def plot_pass_at_budget(
     ax.grid(alpha=0.3)
     _legend_below(fig, ax)
     if title:
-        ax.set_title(title)
+        set_title(ax, title)
     return _save(fig, stem)
 
 
@@ -592,7 +608,7 @@ def plot_pareto(
     ax.set_ylabel("pass@1 (final)")
     ax.grid(alpha=0.3)
     if title:
-        ax.set_title(title)
+        set_title(ax, title)
     for i, ((_, _, clean), same) in enumerate(sorted(merged.items(), key=lambda kv: kv[0][:2])):
         p = same[0]
         x, y = float(p["cost"]), float(p["accuracy"])

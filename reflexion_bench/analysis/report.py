@@ -41,7 +41,7 @@ def write_run_outputs(run_dir: Path) -> dict[str, Any]:
 
 #: The drawing of a run's curve.png, written into the PNG (a text chunk): a figure drawn
 #: by an older drawing is redrawn by ``report`` even when the summary is unchanged.
-CURVE_VERSION = "2"
+CURVE_VERSION = "3"
 _CURVE_KEY = "reflexion-bench-curve"
 
 
@@ -75,6 +75,7 @@ def _draw_trial_curve(plt: Any, summary: dict[str, Any], path: Path) -> None:
         rate_label,
         save_figure,
         series_style,
+        set_title,
         style,
     )
     from reflexion_bench.analysis.stats import wilson_interval
@@ -118,7 +119,7 @@ def _draw_trial_curve(plt: Any, summary: dict[str, Any], path: Path) -> None:
     if "answer_key" in summary:
         # A reader of the figure alone must see whether the loop saw the answer key.
         title += f"\n{label_text(summary['answer_key'])}"
-    ax.set_title(title)
+    set_title(ax, title)
     ax.grid(alpha=0.3)
     _legend_below(fig, ax, ncol=2)
     save_figure(fig, path, dpi=style().dpi, metadata={_CURVE_KEY: CURVE_VERSION})

@@ -63,6 +63,26 @@ def assert_legend_outside_the_data(fig: Any) -> None:
         assert page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1, (box, page)
 
 
+def assert_title_inside_the_figure(fig: Any) -> None:
+    """Every axes title fits the figure's width (a column-wide figure cut long ones)."""
+    renderer, _ = _boxes(fig)
+    page = fig.bbox
+    for ax in fig.axes:
+        if ax.get_title():
+            box = ax.title.get_window_extent(renderer)
+            assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, (ax.get_title(), box, page)
+
+
+def test_a_long_title_is_wrapped_to_the_column(tmp_path: Path, captured: list[Any]) -> None:
+    title = plots.figure_title("humaneval", "qwen2.5-coder-0.5b-instruct", "pass@1 at each budget")
+    assert len(title) > 60
+    plots.plot_trial_curves(twelve()[:2], tmp_path / "c", title=title)
+    (fig,) = captured
+    assert "\n" in fig.axes[0].get_title()
+    assert fig.axes[0].get_title().replace("\n", " ") == title
+    assert_title_inside_the_figure(fig)
+
+
 def test_twelve_series_are_twelve_colours_and_twelve_markers(
     tmp_path: Path, captured: list[Any]
 ) -> None:
@@ -171,6 +191,7 @@ def test_every_report_figure_has_words_for_titles_and_no_legend_on_the_data(
     for fig in captured:
         ax = fig.axes[0]
         assert " / " not in ax.get_title(), ax.get_title()  # not "bench / model" ids
+        assert_title_inside_the_figure(fig)
         if fig.legends or ax.get_legend():
             assert_legend_outside_the_data(fig)
 
