@@ -18,6 +18,7 @@ from matplotlib.colors import to_rgb
 from reflexion_bench.analysis import plots
 from reflexion_bench.analysis.report import build_comparison, plot_trial_curve
 from tests.analysis.test_plots import group
+from tests.analysis.test_plots_readable import pareto_points
 from tests.analysis.test_report import make_sweep
 
 
@@ -120,27 +121,7 @@ def test_other_many_series_figures_keep_legends_off_the_data(
 def test_pareto_names_runs_in_a_legend_and_no_text_covers_a_marker(
     tmp_path: Path, captured: list[Any]
 ) -> None:
-    def pt(name: str, cost: float, acc: float, front: bool = False) -> dict[str, Any]:
-        return {
-            "strategy": name,
-            "cost": cost,
-            "accuracy": acc,
-            "low": acc - 0.1,
-            "high": acc + 0.1,
-            "on_front": front,
-            "answer_key": "clean",
-        }
-
-    points = [
-        pt("self_refine", 830.0, 0.75, True),
-        pt("retry", 1878.2, 0.80),
-        pt("best_of_n", 1878.2, 0.80),
-        pt("retry_escalate", 1790.3, 0.80, True),
-        pt("raw_log", 2039.3, 0.675),
-        pt("reflexion", 2207.9, 0.675),
-        pt("irrelevant_text", 2299.7, 0.675),
-        pt("wrong_reflection", 2295.6, 0.66),
-    ]
+    points = pareto_points()
     plots.plot_pareto(points, tmp_path / "p")
     (fig,) = captured
     ax = fig.axes[0]

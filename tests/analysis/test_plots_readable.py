@@ -63,9 +63,9 @@ def test_budget_in_dollars_with_no_cost_says_so(tmp_path: Path, captured: list[A
     assert len(captured[1].axes[0].get_lines()) == 3
 
 
-def test_pareto_names_each_run_once_and_prints_nothing_over_the_data(
-    tmp_path: Path, captured: list[Any]
-) -> None:
+def pareto_points() -> list[dict[str, Any]]:
+    """Eight runs crowded at similar costs, two of them the same run (one marker)."""
+
     def pt(name: str, cost: float, acc: float, front: bool = False) -> dict[str, Any]:
         return {
             "strategy": name,
@@ -77,7 +77,7 @@ def test_pareto_names_each_run_once_and_prints_nothing_over_the_data(
             "answer_key": "clean",
         }
 
-    points = [
+    return [
         pt("self_refine", 830.0, 0.75, True),
         pt("retry", 1878.2, 0.80),
         pt("best_of_n", 1878.2, 0.80),  # the same run twice: one marker, one label
@@ -87,6 +87,12 @@ def test_pareto_names_each_run_once_and_prints_nothing_over_the_data(
         pt("irrelevant_text", 2299.7, 0.675),
         pt("wrong_reflection", 2295.6, 0.66),
     ]
+
+
+def test_pareto_names_each_run_once_and_prints_nothing_over_the_data(
+    tmp_path: Path, captured: list[Any]
+) -> None:
+    points = pareto_points()
     plots.plot_pareto(points, tmp_path / "p")
     fig = captured[0]
     # Named in the legend below the axes (labels beside markers overlapped as soon as
