@@ -158,8 +158,10 @@ def redact_dirname(text: str) -> str:
     """``text`` (a Hydra ``override_dirname``) with secrets masked, safe as a folder
     name: sweep job folders are named from their overrides and must not hold a key.
     Output-only overrides (:data:`OUTPUT_ONLY_KEYS`) are left out."""
+    from reflexion_bench.runner.shards import sweep_subdir
+
     parts = [redact_override(p) for p in str(text).split(",") if not _output_only(p)]
-    return ",".join(parts).replace(MASK, "REDACTED")
+    return sweep_subdir(",".join(parts).replace(MASK, "REDACTED"))
 
 
 #: The project's folder (the one holding configs/): where relative data paths fall back to.
@@ -184,6 +186,10 @@ def register_resolvers() -> None:
     ``${project_path:...}``); idempotent."""
     if not OmegaConf.has_resolver("redact_dirname"):
         OmegaConf.register_new_resolver("redact_dirname", redact_dirname)
+    if not OmegaConf.has_resolver("shard_dir"):
+        from reflexion_bench.runner.shards import shard_dir
+
+        OmegaConf.register_new_resolver("shard_dir", shard_dir)
     if not OmegaConf.has_resolver("project_path"):
         OmegaConf.register_new_resolver("project_path", project_path)
 

@@ -134,6 +134,13 @@ def _side_info(side: Side, source: str) -> dict[str, Any]:
         "breaks": sum(int(s.get("breaks") or 0) for s in summaries),
         "answer_key": keys[0] if len(set(keys)) == 1 else ("mixed" if keys else None),
         "answer_key_uses": uses,
+        # A sharded experiment with a shard missing or unfinished is not a complete run.
+        "incomplete": [
+            p
+            for g in members
+            for r in g.runs
+            for p in (r.summary.get("shards") or {}).get("problems", [])
+        ],
     }
 
 
@@ -290,7 +297,8 @@ def _sides_rows(result: dict[str, Any]) -> list[list[str]]:
                 _pct(s["final"]),
                 f"{s['fixes']}/{s['breaks']}",
                 str(s["answer_key"])
-                + (f" ({s['answer_key_uses']} uses)" if s["answer_key_uses"] else ""),
+                + (f" ({s['answer_key_uses']} uses)" if s["answer_key_uses"] else "")
+                + (f"; INCOMPLETE: {'; '.join(s['incomplete'])}" if s.get("incomplete") else ""),
             ]
         )
     return rows

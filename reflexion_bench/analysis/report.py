@@ -17,12 +17,18 @@ from reflexion_bench.runner.runlog import load_run_records
 def load_summary(run_dir: Path) -> dict[str, Any]:
     from reflexion_bench.analysis.alfworld import summary_section
     from reflexion_bench.analysis.rescore import with_rescore
+    from reflexion_bench.runner.shards import is_shard_set, shard_dirs, shard_status
 
+    # A sharded experiment's folder: its shards' logs together, each with its own files.
+    sharded = is_shard_set(run_dir)
+    dirs = shard_dirs(run_dir) if sharded else [run_dir]
     # Plus verdicts of `reflexion-bench rescore` (rescore_plus.jsonl), when present.
-    records = with_rescore(load_run_records(run_dir), run_dir)
+    records = [r for d in dirs for r in with_rescore(load_run_records(d), d)]
     summary = summarize(records)
     # clean / answer-in-loop, counted from the trial log and the memory events.
-    summary["answer_key"] = run_answer_key(records, [run_dir])
+    summary["answer_key"] = run_answer_key(records, dirs)
+    if sharded:
+        summary["shards"] = shard_status(run_dir).to_dict()
     # ALFWorld runs also get the paper's Figure 3 view (solved of N, failure causes).
     section = summary_section(records)
     if section is not None:
@@ -130,6 +136,14 @@ def _f(value: Any, spec: str = ".3f", prefix: str = "", suffix: str = "") -> str
     return "n/a" if value is None else f"{prefix}{format(value, spec)}{suffix}"
 
 
+def _shard_lines(shards: dict[str, Any] | None) -> list[str]:
+    if not shards:
+        return []
+    if shards.get("complete"):
+        return [f"shards           {shards['count']}, all present and finished"]
+    return [f"shards           INCOMPLETE: {'; '.join(shards.get('problems') or [])}"]
+
+
 def format_table(summary: dict[str, Any]) -> str:
     """A compact human-readable table of one run's metrics (n/a where the log lacks it)."""
     if not summary.get("n_tasks"):
@@ -146,6 +160,7 @@ def format_table(summary: dict[str, Any]) -> str:
         f"benchmark={summary['benchmark']} strategy={summary['strategy']} model={summary['model']}",
         f"tasks            {summary['n_tasks']}",
         f"answer key       {describe(summary.get('answer_key'))}",
+        *_shard_lines(summary.get("shards")),
         f"first-try        {_f(summary['first_try'])}",
         f"final (pass@1)   {_f(summary['final'])}  over all {summary['n_tasks']} tasks, "
         "errored counted as failed",
@@ -176,6 +191,7 @@ def format_table(summary: dict[str, Any]) -> str:
             f"{int(elapsed % 60):02d}s) wall clock"
             + (f", over {sessions} sessions" if sessions > 1 else "")
             + (", this session" if run.get("skipped") else "")
+            + (f", the longest of {run['shards']} shards" if run.get("shards") else "")
         ),
         f"task time summed {_f(t['wall_time_s'], '.1f', suffix='s')} over "
         f"{summary['n_tasks']} tasks ({_f(per_task['wall_time_s'], '.1f', suffix='s')}/task; "

@@ -33,13 +33,15 @@ _SKIP_DIRS = {"wandb", ".git", "__pycache__", ".ipynb_checkpoints", ".hydra"}
 def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
     """Every run folder under ``paths`` (folders holding a ``log.jsonl``), de-duplicated,
     in the order given (sorted within a searched folder)."""
+    from reflexion_bench.runner.shards import is_shard_set
+
     out: list[Path] = []
     seen: set[Path] = set()
     for raw in paths:
         p = Path(raw)
         if p.is_file() and p.name == LOG_NAME:
             found = [p.parent]
-        elif (p / LOG_NAME).is_file():
+        elif (p / LOG_NAME).is_file() or is_shard_set(p):
             found = [p]
         elif p.is_dir():
             found = sorted(
@@ -51,12 +53,20 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
                 raise FileNotFoundError(f"no {LOG_NAME} under {p} (not a run or sweep folder)")
         else:
             raise FileNotFoundError(f"{p} is not a run folder, a sweep folder or a {LOG_NAME}")
+        # The shards of one experiment are one run: their experiment folder.
+        found = [f.parent if (f.parent != p and _is_shard(f)) else f for f in found]
         for f in found:
             key = f.resolve()
             if key not in seen:
                 seen.add(key)
                 out.append(f)
     return out
+
+
+def _is_shard(folder: Path) -> bool:
+    from reflexion_bench.runner.shards import parse_folder
+
+    return parse_folder(folder.name) is not None
 
 
 @dataclass
@@ -132,6 +142,16 @@ def load_run(path: Path) -> Run:
 
     # A run re-judged by `reflexion-bench rescore` gets its plus verdicts from the file.
     # A log written under a strategy's old name (`none`) is compared under its name now.
+    from reflexion_bench.runner.shards import is_shard_set, merged_config, shard_dirs, shard_status
+
+    if is_shard_set(path):
+        # A sharded experiment: its shards' records as one run, checked complete.
+        parts = [load_run(d) for d in shard_dirs(path)]
+        records = [r for part in parts for r in part.records]
+        summary = summarize(records)
+        summary["answer_key"] = run_answer_key(records, [part.path for part in parts])
+        summary["shards"] = shard_status(path).to_dict()
+        return Run(path=path, records=records, summary=summary, config=merged_config(path))
     records = with_canonical_strategies(with_rescore(load_run_records(path), path))
     summary = summarize(records)
     summary["answer_key"] = run_answer_key(records, [path])

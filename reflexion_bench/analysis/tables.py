@@ -183,6 +183,11 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
     for key in ("logged", "missing", "plus"):
         if key in s:
             data[key] = s[key]
+    shards = {str(r.path): r.summary["shards"] for r in group.runs if r.summary.get("shards")}
+    if shards:
+        # A sharded experiment is complete only when every shard is there and finished.
+        data["shards"] = shards
+        data["complete"] = all(v.get("complete") for v in shards.values())
     failures = _failure_types(group)
     if failures:
         data["failure_types_by_trial"] = failures
@@ -1283,6 +1288,8 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
         # Set by `reflexion-bench report` from each run's provenance.json.
         for warning in report.get("provenance_warnings") or []:
             lines.append(f"**warning: {warning}**")
+        for warning in report.get("shard_warnings") or []:
+            lines.append(f"**warning: {warning}; not a complete run**")
         if any(
             (g.get("answer_key") or {}).get("label") == "answer-in-loop" for g in report["groups"]
         ):

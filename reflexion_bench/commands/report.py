@@ -93,7 +93,16 @@ def _elapsed(run_dir: Path) -> dict[str, Any]:
     from datetime import datetime
 
     from reflexion_bench.runner.provenance import read_provenance
+    from reflexion_bench.runner.shards import is_shard_set, shard_dirs
 
+    if is_shard_set(run_dir):
+        # Shards run side by side (on other machines): the experiment took as long as
+        # its longest shard.
+        times = [_elapsed(d) for d in shard_dirs(run_dir)]
+        if not times or not all(times):
+            return {}
+        longest = max(times, key=lambda t: float(t["wall_time_s"]))
+        return {**longest, "shards": len(times)}
     record = read_provenance(run_dir)
     if record is None:
         return {}
@@ -157,9 +166,15 @@ def main(argv: list[str]) -> int:
     # Runs compared in one table must come from the same code, libraries, data, model,
     # sandbox and kind of machine, or the table says so (provenance.json of each run).
     from reflexion_bench.runner.provenance import compare_provenance
+    from reflexion_bench.runner.shards import expand_shards, shard_warnings
 
-    provenance_warnings = compare_provenance(run_dirs)
+    # The shards of one experiment ran apart: each has its own provenance.
+    provenance_warnings = compare_provenance(expand_shards(run_dirs))
     for warning in provenance_warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    # An experiment with a shard missing, unfinished or overlapping is not complete.
+    incomplete = shard_warnings(run_dirs)
+    for warning in incomplete:
         print(f"warning: {warning}", file=sys.stderr)
 
     summaries = []
@@ -194,6 +209,8 @@ def main(argv: list[str]) -> int:
         equivalence_margin=args.equivalence_margin / 100,
     )
     report["provenance_warnings"] = provenance_warnings
+    if incomplete:  # absent otherwise: reports of unsharded runs are as before
+        report["shard_warnings"] = incomplete
     for warning in report.get("seed_warnings") or []:
         print(warning, file=sys.stderr)
     fmt = args.format or "md"

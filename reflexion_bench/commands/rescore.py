@@ -159,6 +159,7 @@ def main(argv: list[str]) -> int:
     from reflexion_bench.core.errors import ConfigError
     from reflexion_bench.runner.provenance import _git, sandbox_info
     from reflexion_bench.runner.runlog import load_run_records
+    from reflexion_bench.runner.shards import expand_shards
 
     args = _parser().parse_args(argv)
     if args.jobs < 1:
@@ -168,7 +169,8 @@ def main(argv: list[str]) -> int:
         print(f"error: --data {args.data} is not a folder", file=sys.stderr)
         return 2
     try:
-        run_dirs = find_run_dirs(args.run_dirs)
+        # Each shard of a sharded experiment keeps its own rescore_plus.jsonl.
+        run_dirs = expand_shards(find_run_dirs(args.run_dirs))
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -28,20 +28,29 @@ def _run_dir(cfg: DictConfig) -> Path:
     # so sweeps get one run folder per job without a second naming scheme.
     out = Path(HydraConfig.get().runtime.output_dir)
     if str(cfg.get("resume")) == "latest" and not _is_multirun():
-        previous = _latest_run_like(out, str(cfg.name))
+        # A shard's folder is inside its experiment's: the newest experiment folder
+        # holding this shard's log is the one to continue.
+        sharded = cfg.get("shard") is not None
+        current, shard = (out.parent, out.name) if sharded else (out, "")
+        previous = _latest_run_like(current, str(cfg.name), shard)
         if previous is not None:
             _remove_if_fresh(out)
+            if sharded and not any(current.iterdir()):
+                current.rmdir()
             print(f"resuming {previous}", file=sys.stderr)
             return previous
     return out
 
 
-def _latest_run_like(current: Path, name: str) -> Path | None:
-    """The newest earlier run folder of the same experiment name that has a log."""
+def _latest_run_like(current: Path, name: str, shard: str = "") -> Path | None:
+    """The newest earlier run folder of the same experiment name that has a log (of
+    the shard folder ``shard`` inside it, for a shard)."""
     candidates = [
-        p for p in current.parent.glob(f"*_{name}") if p != current and (p / "log.jsonl").exists()
+        p / shard if shard else p
+        for p in current.parent.glob(f"*_{name}")
+        if p != current and (p / shard / "log.jsonl").exists()
     ]
-    return max(candidates, key=lambda p: p.name) if candidates else None
+    return max(candidates, key=lambda p: str(p)) if candidates else None
 
 
 def _remove_if_fresh(folder: Path) -> None:

@@ -101,6 +101,9 @@ class PooledOpenAIClient(ModelClient):
             entries with a pool of one model).
         endpoint_cooldown_s: How long a failed endpoint is left alone before a probe.
         probe_timeout_s: Timeout of ``GET /v1/models`` at start.
+        engine: What the servers run with, as declared (the API reports no engine
+            flags), e.g. ``{name: vllm, prefix_caching: true, batch_invariant: true}``:
+            recorded in provenance and part of the identity (the cache key).
         max_tokens_param, omit_params, extra_body, provider: As
             :class:`~reflexion_bench.models.openai.OpenAIChatClient`.
     """
@@ -121,8 +124,13 @@ class PooledOpenAIClient(ModelClient):
         omit_params: Sequence[str] = (),
         extra_body: dict[str, Any] | None = None,
         provider: str = "openai_compatible",
+        engine: dict[str, Any] | None = None,
     ) -> None:
         urls = _url_list(base_urls)
+        if engine is not None and not isinstance(engine, dict):
+            raise ConfigError(
+                "model.engine", engine, "a mapping, e.g. {name: vllm, batch_invariant: true}"
+            )
         if not isinstance(max_connections, int) or isinstance(max_connections, bool):
             raise ConfigError("model.max_connections", max_connections, "a positive integer")
         if max_connections < 1:
@@ -143,6 +151,8 @@ class PooledOpenAIClient(ModelClient):
         self.probe_timeout_s = float(probe_timeout_s)
         self.omit_params = tuple(omit_params)
         self.extra_body = dict(extra_body or {})
+        # What the servers run with, as declared: the OpenAI API reports no engine flags.
+        self.engine = {str(k): v for k, v in (engine or {}).items()}
         self.endpoints = [
             Endpoint(
                 url=url,
@@ -273,6 +283,9 @@ class PooledOpenAIClient(ModelClient):
             settings["extra_body"] = public_settings(self.extra_body)
         if settings:
             out["request_settings"] = settings
+        if self.engine:
+            # Keyed: a batch-invariant engine and a batching one do not reply alike.
+            out["engine"] = dict(sorted(self.engine.items()))
         out["endpoints"] = [e.public for e in self.endpoints]
         return out
 

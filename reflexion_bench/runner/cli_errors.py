@@ -106,6 +106,14 @@ def hydra_error_text(exc: BaseException) -> str | None:
         cause = exc.__cause__
         if found:
             key = found.group(1)
+            inner = str(getattr(cause, "full_key", "") or "")
+            if inner.startswith(key + "."):
+                # `key` exists but is a mapping of free keys (extra_body, engine): Hydra
+                # refuses keys it does not hold yet unless they are added on purpose.
+                return (
+                    f"error: `{key}` takes new keys only when added: "
+                    f"`++{key}={{...}}` replaces it, `+{inner}=...` adds one key"
+                )
             parent = getattr(cause, "parent_node", None)
             hint = did_you_mean(_leaf(key), _keys_of(parent)) if parent is not None else ""
             return (

@@ -41,6 +41,7 @@ from reflexion_bench.runner.runlog import (
     finished_task_ids,
     iter_records,
 )
+from reflexion_bench.runner.shards import parse_shard, split, write_shard_file
 from reflexion_bench.sandbox.base import Sandbox
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ class RunContext:
     show_progress: bool = True
     #: Prefix of every progress line (a sweep job's overrides).
     progress_label: str = ""
+    #: ``(index, count, n_selected)`` of a ``shard=I/N`` run (None: the whole selection).
+    shard: tuple[int, int, int] | None = None
     #: Called with a finished task's id and its records as written (a tracker's
     #: ``log_task``); it must not raise.
     on_task_done: Callable[[str, list[dict[str, Any]]], None] | None = None
@@ -330,6 +333,11 @@ def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
             f"{cfg.get('limit')}/{cfg.get('task_ids')}",
             "a selection with at least one task",
         )
+    shard = parse_shard(cfg.get("shard"))
+    n_selected = len(tasks)
+    if shard is not None:
+        _refuse_sequential_shards(cfg)
+        tasks = split(tasks, *shard)
     model: ModelClient = build(cfg.model, "model")
     models: dict[str, ModelClient] = {}
     for role, node in (cfg.get("role_models") or {}).items():
@@ -377,7 +385,24 @@ def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
         fail_on_error=fail_on_error,
         retry_errored=retry_errored,
         show_progress=bool(cfg.get("progress", True)),
+        shard=(*shard, n_selected) if shard is not None else None,
     )
+
+
+def _refuse_sequential_shards(cfg: DictConfig) -> None:
+    """Lifelong memory is one stream: task k retrieves what tasks 1..k-1 stored, so a
+    shard would run a different experiment (half the stream, none of the other half's
+    lessons), not a part of this one."""
+    memory = cfg.get("memory") or {}
+    target = str(memory.get("_target_", "")) if isinstance(memory, DictConfig) else ""
+    if "lifelong" in target.lower():
+        raise ConfigError(
+            "shard",
+            cfg.get("shard"),
+            "null with lifelong memory: its tasks are one sequential stream (each task "
+            "retrieves the lessons of the tasks before it), so it cannot be split; run K "
+            "task orderings in parallel instead, as a sweep, e.g. -m env.seed=0,1,2,3",
+        )
 
 
 async def _start(ctx: RunContext) -> None:
@@ -444,6 +469,11 @@ async def run_experiment(
     # are the run's data files: provenance.json records their SHA-256.
     with provenance.OpenedFiles() as opened:
         ctx = build_context(cfg, run_dir)
+    if ctx.shard is not None:
+        index, count, n_selected = ctx.shard
+        # What this shard was given: readers check every shard finished its tasks and
+        # that no task is in two shards before they call the experiment complete.
+        write_shard_file(run_dir, index, count, n_selected, [t.id for t in ctx.tasks])
     paths = cfg.get("paths") or {}
     provenance.record_start(
         run_dir,

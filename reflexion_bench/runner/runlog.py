@@ -140,12 +140,33 @@ def effective_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
+def run_log_files(run_dir: Path) -> list[Path]:
+    """The logs of a run folder (or a log file path): its ``log.jsonl``, or for the
+    folder of a sharded experiment the logs of its ``shard-I-of-N`` folders, by index."""
+    from reflexion_bench.runner.shards import is_shard_set, shard_dirs
+
+    if not run_dir.is_dir():
+        return [run_dir]
+    if is_shard_set(run_dir):
+        return [d / LOG_NAME for d in shard_dirs(run_dir)]
+    return [run_dir / LOG_NAME]
+
+
+def iter_run_records(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """Every record of a run folder's logs (all shards of a sharded one)."""
+    for path in run_log_files(run_dir):
+        yield from iter_records(path)
+
+
 def load_run_records(run_dir: Path) -> list[dict[str, Any]]:
-    """The effective trial records of a run folder (or a log file path)."""
-    path = run_dir / LOG_NAME if run_dir.is_dir() else run_dir
-    if not path.exists():
+    """The effective trial records of a run folder (or a log file path; or the folder of
+    a sharded experiment: its shards' records together)."""
+    paths = run_log_files(run_dir)
+    if not paths or not all(p.exists() for p in paths):
+        path = paths[0] if paths else run_dir / LOG_NAME
         raise FileNotFoundError(f"no run log at {path} (is `{run_dir}` a run folder?)")
-    return effective_records(iter_records(path))
+    # Per log: attempts are the newest of one folder; shards hold disjoint tasks.
+    return [r for p in paths for r in effective_records(iter_records(p))]
 
 
 def finished_task_ids(path: Path, retry_errored: bool = False) -> set[str]:

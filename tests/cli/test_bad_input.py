@@ -86,6 +86,16 @@ def test_an_added_key_a_constructor_reads_is_still_accepted(tmp_path: Path) -> N
     assert "nothing in this run reads" not in out.stderr
 
 
+def test_a_new_key_in_a_free_mapping_says_how_to_add_it(tmp_path: Path) -> None:
+    # `model.extra_body` of an OpenAI-compatible model is one: {} in the model file.
+    pool = [SEARCH, "env=toy", "sandbox=none", "model=openai_pool", "model.name=m"]
+    text = short_error(
+        cli("run", *pool, f"run_dir={tmp_path / 'r'}", "model.extra_body={seed_all:true}")
+    )
+    assert "`++model.extra_body={...}`" in text and "`+model.extra_body.seed_all=...`" in text
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize(
     ("override", "key", "suggestion"),
     [

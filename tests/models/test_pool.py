@@ -310,6 +310,18 @@ async def test_a_pool_and_a_single_server_of_one_model_share_cache_entries(
     assert not fresh.cached  # another served model is another identity
 
 
+def test_the_declared_engine_is_keyed_and_a_bad_one_names_the_key() -> None:
+    plain = layer(["http://127.0.0.1:9/v1"]).identity()
+    invariant = layer(
+        ["http://127.0.0.1:9/v1"], engine={"name": "vllm", "batch_invariant": True}
+    ).identity()
+    assert "engine" not in plain
+    assert invariant["engine"] == {"batch_invariant": True, "name": "vllm"}
+    assert request_key(plain, MSG, CFG)[0] != request_key(invariant, MSG, CFG)[0]
+    with pytest.raises(ConfigError, match=r"model\.engine"):
+        layer(["http://127.0.0.1:9/v1"], engine="vllm")
+
+
 # --------------------------------------------------------------------------- a real run
 
 
