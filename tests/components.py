@@ -22,6 +22,8 @@ import importlib.util
 import json
 import os
 import shutil
+import socket
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +44,19 @@ COMPONENTS: dict[str, str] = {
     "lm_eval": "the lm-eval package (the `lm-eval` extra: bash scripts/setup.sh --all)",
     "mkdocs": "mkdocs and mkdocs-material, to build the documentation site (the `docs` extra: "
     "bash scripts/setup.sh --all)",
+    "slurm": "a single-node SLURM cluster: slurmctld+slurmd answering sinfo with an idle node, "
+    "and hydra-submitit-launcher (scripts/ci/slurm.sh start, as root)",
+    "ray": "a local Ray cluster started by scripts/ci/ray.sh start, and .venv-ray "
+    "(bash scripts/setup.sh --ray)",
 }
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The Ray environment (hydra-ray-launcher pins cloudpickle<3: not the main venv).
+RAY_PYTHON = Path(
+    os.environ.get("REFLEXION_BENCH_RAY_PYTHON", ROOT / ".venv-ray" / "bin" / "python")
+)
+#: The GCS address of the cluster scripts/ci/ray.sh starts (exported by scripts/test.sh).
+RAY_ADDRESS = os.environ.get("REFLEXION_BENCH_RAY_ADDRESS", "127.0.0.1:6390")
 
 
 def shared_data_dir() -> Path:
@@ -138,6 +152,38 @@ def _mkdocs() -> str | None:
     return None
 
 
+def _slurm() -> str | None:
+    if importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None:
+        return "hydra-submitit-launcher is not installed: bash scripts/setup.sh --all"
+    if shutil.which("sinfo") is None:
+        return "no sinfo: bash scripts/setup.sh --system (apt-get install slurm-wlm munge)"
+    if not Path("/etc/slurm/slurm.conf").is_file():
+        return "no /etc/slurm/slurm.conf: scripts/ci/slurm.sh start (as root)"
+    try:
+        out = subprocess.run(
+            ["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=15
+        )
+    except subprocess.TimeoutExpired:
+        return "sinfo did not answer within 15 s: scripts/ci/slurm.sh start (as root)"
+    states = set(out.stdout.split())  # "idle*" (a suffix): not responding, not idle
+    if out.returncode != 0 or "idle" not in states:
+        why = (out.stderr.strip() or out.stdout.strip() or "no node")[:200]
+        return f"no idle SLURM node ({why}): scripts/ci/slurm.sh start (as root)"
+    return None
+
+
+def _ray() -> str | None:
+    if not RAY_PYTHON.exists():
+        return f"no Ray environment at {RAY_PYTHON}: bash scripts/setup.sh --ray"
+    host, _, port = RAY_ADDRESS.rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=2):
+            pass
+    except (OSError, ValueError) as exc:
+        return f"no Ray cluster answers at {RAY_ADDRESS} ({exc}): scripts/ci/ray.sh start"
+    return None
+
+
 # Checked from the marker before setup. Docker is not here: its fixture (tests/sandbox)
 # starts an engine when it can, and calls missing("docker", ...) when it cannot.
 DETECTORS: dict[str, Callable[[], str | None]] = {
@@ -149,6 +195,8 @@ DETECTORS: dict[str, Callable[[], str | None]] = {
     "inspect_ai": _inspect_ai,
     "lm_eval": _lm_eval,
     "mkdocs": _mkdocs,
+    "slurm": _slurm,
+    "ray": _ray,
 }
 _detected: dict[str, str | None] = {}
 

@@ -43,7 +43,18 @@ def test_local_parallel_launcher_instantiates() -> None:
 def test_ray_launcher_config_composes() -> None:
     node = launcher_cfg("ray_local")
     assert node._target_.endswith("RayLauncher")
-    assert node.ray.init.address is None
+    assert node.ray.init.address == "local"  # never joins a cluster already running here
+
+
+def test_ray_cluster_launcher_config_composes() -> None:
+    # For a running cluster: `auto` joins one and never starts a local Ray; Ray refuses
+    # num_cpus and object_store_memory when it joins one (hydra-ray-launcher adds the
+    # latter unless set).
+    node = launcher_cfg("ray_cluster")
+    assert node._target_.endswith("RayLauncher")
+    assert node.ray.init.address == "auto"
+    assert node.ray.init.num_cpus is None and node.ray.init.object_store_memory is None
+    assert node.ray.remote.max_calls == 1
 
 
 @pytest.mark.slow
