@@ -345,11 +345,28 @@ def _budget_rows(
                     "axis": axis,
                     "budget": b,
                     "success_at_budget": value,
+                    # An empty cell says why (the report's table drops this column when
+                    # every strategy has a value).
+                    "why_blank": None if value is not None else _why_blank(spends[id(g)], b, axis),
                     "final": gdata[id(g)]["final"].get("estimate"),
                     **{f"{k}_per_task": v for k, v in gdata[id(g)]["per_task"].items()},
                 }
             )
     return rows
+
+
+def _why_blank(spend: Sequence[float | None], budget: float | None, axis: str) -> str:
+    known = [float(x) for x in spend if x is not None]
+    if budget is None or not known:
+        return f"no {axis} spend in the log"
+
+    def num(x: float) -> str:
+        return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+    return (
+        f"the budget ({num(budget)}) is below this strategy's mean spend by trial 1 "
+        f"({num(known[0])} {axis}/task): no trial of it fits"
+    )
 
 
 def build_report(
@@ -876,6 +893,7 @@ _HEADERS = {
     "trials_per_task": "trials/task",
     "tokens_per_task": "tokens/task (as run live)",
     "paid_tokens_per_task": "tokens/task paid now",
+    "paid_dollars_per_task": "$/task paid now",
     "calls_per_task": "calls/task",
     "dollars_total": "$ total (as run live)",
     "dollars_paid_total": "$ paid now",
@@ -902,6 +920,7 @@ _HEADERS = {
     "failed_at_trial_1": "failed at trial 1",
     "trial_1_same": "trial 1 same",
     "success_at_budget": "success at budget",
+    "why_blank": "why blank",
     "pass_at_budget": "pass@1 at budget",
     "pass_at_budget_plus": "pass@1 at budget (plus)",
     "n_vs_retry": "paired tasks vs retry",
@@ -960,7 +979,7 @@ def _num(col: str, v: Any) -> str:
         return f"{100 * float(v):.1f}"
     if col in ("mcnemar_p", "mcnemar_p_holm") or col.startswith(("p_vs_", "p_holm_vs_")):
         return f"{float(v):.3g}"
-    if col.startswith("dollars") or col == "dollars_per_task":
+    if col.startswith(("dollars", "paid_dollars")):
         return f"{float(v):.4f}"
     if isinstance(v, float) and not float(v).is_integer():
         return f"{float(v):.1f}" if abs(v) >= 10 else f"{float(v):.2f}"

@@ -160,6 +160,20 @@ def test_budget_axis_and_best_of_n(sweep: Path) -> None:
         build_comparison([sweep], axis="bananas")
 
 
+def test_an_empty_success_at_budget_cell_says_why(sweep: Path) -> None:
+    # Half a call per task: below every strategy's first trial (>= 1 call).
+    report = build_comparison([sweep], n_resamples=200, axis="calls", budget=0.5)
+    for row in report["budget"]:
+        assert row["success_at_budget"] is None
+        assert row["why_blank"].startswith("the budget (0.5) is below this strategy's mean spend")
+    md = render(report, "md", ["budget"])
+    assert "| why blank |" in md and "no trial of it fits" in md
+    # With a value in every row the column is not shown.
+    full = build_comparison([sweep], n_resamples=200, axis="calls", budget=100.0)
+    assert all(r["why_blank"] is None for r in full["budget"])
+    assert "why blank" not in render(full, "md", ["budget"])
+
+
 def test_formats(sweep: Path) -> None:
     report = build_comparison([sweep], n_resamples=500, paper=True)
     md = render(report, "md")
