@@ -160,6 +160,21 @@ def test_budget_axis_and_best_of_n(sweep: Path) -> None:
         build_comparison([sweep], axis="bananas")
 
 
+def test_replayed_calls_are_flagged_where_time_enters_a_per_hour_figure(sweep: Path) -> None:
+    report = build_comparison([sweep], n_resamples=200)
+    groups = {g["strategy"]: g for g in report["groups"]}
+    retry = groups["retry"]["replayed_calls"]
+    # retry's first trial is a replay of reflexion's (one call per task, 6 tasks).
+    assert retry["replayed"] == 6 and retry["calls"] > 6
+    assert groups["reflexion"]["replayed_calls"]["replayed"] == 0
+    md = render(report, "md", ["elapsed"])
+    assert "calls replayed from the cache %" in md and "not its live speed" in md
+    frame = tables(report)["elapsed"]
+    shares = dict(zip(frame["strategy"], frame["replayed_share"], strict=True))
+    assert shares["retry"] == pytest.approx(6 / retry["calls"])
+    assert shares["reflexion"] is None or shares["reflexion"] != shares["reflexion"]  # NaN
+
+
 def test_an_empty_success_at_budget_cell_says_why(sweep: Path) -> None:
     # Half a call per task: below every strategy's first trial (>= 1 call).
     report = build_comparison([sweep], n_resamples=200, axis="calls", budget=0.5)
