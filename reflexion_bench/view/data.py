@@ -23,14 +23,20 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from reflexion_bench.analysis.answer_key import label_text
 from reflexion_bench.analysis.metrics import hidden_verdict
-from reflexion_bench.runner.runlog import LOG_NAME, effective_records, iter_records
+from reflexion_bench.runner.runlog import (
+    effective_records,
+    iter_run_records,
+    run_log_files,
+)
 
 DEFAULT_RESAMPLES = 10_000
+RUN_FILES = ("config.yaml", "provenance.json")
 log = logging.getLogger(__name__)
 
 
@@ -86,7 +92,26 @@ def task_row(
         "self_fp": any(s is True and v is False for s, v in zip(selfs, verdicts, strict=True)),
         "reflections": sum(1 for r in trials if r.get("reflection")),
         "in_progress": in_progress,
+        # For sorting the task table: fail-to-pass (and pass-to-fail) steps between
+        # trials, tokens of
+        # every model call (None when no trial logged its calls).
+        "n_fixes": sum(1 for a, b in pairwise(verdicts) if a is False and b is True),
+        "n_breaks": sum(1 for a, b in pairwise(verdicts) if a is True and b is False),
+        "tokens": _tokens(trials),
     }
+
+
+def _tokens(trials: Sequence[dict[str, Any]]) -> int | None:
+    total, seen = 0, False
+    for r in trials:
+        calls = r.get("model_calls")
+        if not isinstance(calls, list):
+            continue
+        seen = True
+        for c in calls:
+            if isinstance(c, dict):
+                total += int(c.get("prompt_tokens") or 0) + int(c.get("completion_tokens") or 0)
+    return total if seen else None
 
 
 def _diff(prev: str | None, cur: str | None) -> list[list[str]] | None:
@@ -224,7 +249,57 @@ def trial_view(rec: dict[str, Any], prev: dict[str, Any] | None) -> dict[str, An
         "missing": extra.get("missing") or [],
         "transcript": steps,
         "trajectory": None if steps is not None else rec.get("trajectory"),
+        # What explains a trial (issue 33): the actor's request, the extraction outcome,
+        # why the loop stopped and against which budget, the temperature sampled at.
+        "prompt": _prompt_view(rec.get("prompt")),
+        "extraction": _extraction_view(extra),
+        "stop_reason": extra.get("stop_reason"),
+        "budget_spent": extra.get("budget_spent")
+        if isinstance(extra.get("budget_spent"), dict)
+        else None,
+        "budget": extra.get("budget") if isinstance(extra.get("budget"), dict) else None,
+        "temperature": extra.get("actor_temperature"),
+        "raw_reply": rec.get("trajectory"),
     }
+
+
+def _prompt_view(prompt: Any) -> list[dict[str, str]] | None:
+    """The actor's request as logged, as [{role, content}] (a plain string is one user
+    message); None when the log has no prompt."""
+    if prompt is None:
+        return None
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}]
+    if isinstance(prompt, list):
+        out = []
+        for m in prompt:
+            if isinstance(m, dict):
+                out.append(
+                    {"role": str(m.get("role") or "?"), "content": str(m.get("content") or "")}
+                )
+            else:
+                out.append({"role": "?", "content": str(m)})
+        return out
+    return [{"role": "?", "content": str(prompt)}]
+
+
+_NO_CODE = "no code found in the reply"
+
+
+def _extraction_view(extra: dict[str, Any]) -> dict[str, Any] | None:
+    """How the candidate was taken from the reply: the method (``fenced``, ``raw``,
+    ``body``; ``none`` when the harness inserted a placeholder that raises), its notes,
+    and for a placeholder the outcome in words (e.g. "no code found in the reply")."""
+    kind = extra.get("extraction")
+    notes = [str(n) for n in extra.get("extraction_notes") or []]
+    if kind is None and not notes:
+        return None
+    placeholder = kind == "none"
+    outcome = None
+    if placeholder:
+        why = notes[-1] if notes else ""
+        outcome = _NO_CODE if "no code found" in why else (why or "no candidate extracted")
+    return {"method": kind, "notes": notes, "placeholder": placeholder, "outcome": outcome}
 
 
 def task_view(
@@ -362,6 +437,7 @@ class RunView:
             "per_task_mean": s.get("per_task_mean"),
             "answer_key": label_text(s["answer_key"]) if s.get("answer_key") else None,
             "imported": bool(self.meta.get("import")),
+            "shards": s.get("shards"),
             "intervals": with_intervals,
             "success_at_trial": iv.get("success_at_trial"),
             "solved_by_trial": iv.get("solved_by_trial"),
@@ -375,7 +451,21 @@ class RunView:
             "summary": self.summary,
             "import": self.meta.get("import"),
             "tasks": self.rows(),
+            "files": self.files(),
         }
+
+    def files(self) -> dict[str, str | None]:
+        """The run folder's ``config.yaml`` and ``provenance.json`` as text (secrets are
+        masked when they are written); None when absent. Only these two names, only in
+        the run folder itself."""
+        out: dict[str, str | None] = {}
+        for name in RUN_FILES:
+            p = self.path / name
+            try:
+                out[name] = p.read_text(encoding="utf-8") if p.is_file() else None
+            except (OSError, UnicodeDecodeError) as exc:
+                out[name] = f"(unreadable: {exc})"
+        return out
 
 
 def _running_tasks(raw: list[dict[str, Any]], done: set[str]) -> dict[str, list[dict[str, Any]]]:
@@ -406,11 +496,16 @@ def load_run_view(
     from reflexion_bench.analysis.answer_key import run_answer_key
     from reflexion_bench.analysis.metrics import summarize
 
-    raw = list(iter_records(path / LOG_NAME))
+    raw = list(iter_run_records(path))
     records = effective_records(raw)
     # As report.load_summary, from the records already read (one pass over the log).
     summary = summarize(records)
-    summary["answer_key"] = run_answer_key(records, [path])
+    from reflexion_bench.runner.shards import is_shard_set, shard_dirs, shard_status
+
+    sharded = is_shard_set(path)
+    summary["answer_key"] = run_answer_key(records, shard_dirs(path) if sharded else [path])
+    if sharded:
+        summary["shards"] = shard_status(path).to_dict()
     section = summary_section(records)
     if section is not None:
         summary["alfworld"] = section
@@ -500,8 +595,9 @@ def compare(
 
 
 def _log_stamp(path: Path) -> tuple[int, int]:
-    st = (path / LOG_NAME).stat()
-    return st.st_mtime_ns, st.st_size
+    # A sharded run changes when any shard's log does (or a shard appears).
+    stats = [p.stat() for p in run_log_files(path) if p.exists()]
+    return max((st.st_mtime_ns for st in stats), default=0), sum(st.st_size for st in stats)
 
 
 class Catalog:
@@ -517,6 +613,7 @@ class Catalog:
         self.n_resamples = n_resamples
         self.seed = seed
         self.names = _names(self.dirs)
+        self.slugs = _slugs(self.dirs)
         self._cache: dict[int, tuple[tuple[int, int], RunView]] = {}
         self._compare: dict[tuple[int, int, tuple[int, int], tuple[int, int]], dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -554,6 +651,7 @@ class Catalog:
             with self._lock:
                 self.dirs = [*self.dirs, *new]
                 self.names = _names(self.dirs)
+                self.slugs = _slugs(self.dirs)
 
     def jobs(self) -> dict[Path, dict[str, Any]]:
         """Sweep jobs from the sweep indexes (``index.jsonl``) under the viewed folders:
@@ -575,7 +673,11 @@ class Catalog:
         jobs = self.jobs()
         runs = []
         for i, d in enumerate(self.dirs):
-            row = {"id": i, **self.run(i).overview(with_intervals=with_intervals)}
+            row = {
+                "id": i,
+                "slug": self.slugs[i],
+                **self.run(i).overview(with_intervals=with_intervals),
+            }
             job = jobs.pop(d.resolve(), None)
             if job is not None:
                 row["overrides"] = job.get("overrides") or []
@@ -617,7 +719,17 @@ class Catalog:
         return out
 
     def run_page(self, i: int, *, with_intervals: bool = False) -> dict[str, Any]:
-        return {"id": i, **self.run(i).page(with_intervals=with_intervals)}
+        page = self.run(i).page(with_intervals=with_intervals)  # KeyError: no run i
+        return {"id": i, "slug": self.slugs[i], **page}
+
+    def routes(self) -> list[dict[str, Any]]:
+        """Each run's id, URL name (``#/run/<slug>``) and display name, without loading
+        any log: the page maps a stable URL to the run it names."""
+        self.refresh()
+        return [
+            {"id": i, "slug": s, "name": n}
+            for i, (s, n) in enumerate(zip(self.slugs, self.names, strict=True))
+        ]
 
     def intervals(self, i: int) -> dict[str, Any]:
         return {"id": i, **self.run(i).intervals()}
@@ -655,3 +767,27 @@ def _names(dirs: Sequence[Path]) -> list[str]:
     while all(len(p) > common + 1 for p in parts) and len({p[common] for p in parts}) == 1:
         common += 1
     return ["/".join(p[common:]) for p in parts]
+
+
+def _slugs(dirs: Sequence[Path]) -> list[str]:
+    """URL names of runs: each run folder's name; runs sharing a name get as many parent
+    folders as make them distinct (``a/reflexion``, ``b/reflexion``), and a name still
+    shared (the same folder given twice) gets ``~2``, ``~3`` in order. Deterministic for
+    a given list of folders, whatever the others are called."""
+    parts = [d.resolve().parts for d in dirs]
+    out: list[str] = []
+    for p in parts:
+        depth = 1
+        while True:
+            mine = "/".join(p[-depth:])
+            clash = [q for q in parts if q != p and "/".join(q[-depth:]) == mine]
+            if not clash or depth >= len(p):
+                break
+            depth += 1
+        out.append(mine.lstrip("/") or "run")
+    seen: dict[str, int] = {}
+    for n, slug in enumerate(out):
+        seen[slug] = seen.get(slug, 0) + 1
+        if seen[slug] > 1:
+            out[n] = f"{slug}~{seen[slug]}"
+    return out

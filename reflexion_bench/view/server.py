@@ -8,6 +8,7 @@ other Host, as a DNS-rebinding page sends, gets 403.
 Routes (GET only):
   /                               the page (run list embedded; everything else fetched)
   /api/index                      the runs (sweep page rows)
+  /api/routes                     each run's id and URL name (no log read)
   /api/run/<i>                    a run page: summary, curve, task table (no trial text)
   /api/run/<i>/task?id=<task>     one task's trials, loaded when the task is opened
   /api/run/<i>/search?q=<text>    task ids whose id or text contains <text>
@@ -106,6 +107,8 @@ def _handler(catalog: Catalog) -> type[BaseHTTPRequestHandler]:
                     self._send(HTTPStatus.OK, served_page(catalog), "text/html; charset=utf-8")
                 elif url.path == "/api/index":
                     self._json(catalog.index())
+                elif url.path == "/api/routes":
+                    self._json({"runs": catalog.routes()})
                 elif m := _RUN.match(url.path):
                     self._json(catalog.run_page(int(m.group(1))))
                 elif m := _TASK.match(url.path):

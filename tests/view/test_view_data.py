@@ -258,3 +258,51 @@ def test_view_help_gives_the_defaults() -> None:
     text = _parser().format_help()
     assert "default: 8765" in text and "default: 127.0.0.1" in text
     assert "--allowed-host" in text
+
+
+def test_task_view_carries_what_explains_a_trial(project_root: Path) -> None:
+    """Issue 33, from the committed run's log: the actor's prompt, the extraction outcome
+    of a placeholder, the stop reason with the budget spent against the budget, the
+    temperature, every call's finish reason and retries; the task table's sort keys;
+    the run folder's config and provenance."""
+    run_dir = project_root / "results" / "strategies-humaneval40" / "reflexion"
+    catalog = Catalog([run_dir], n_resamples=100)
+    task = wire(catalog.run(0).task("HumanEval/0"))
+    t1, t2 = task["trials"]
+    assert t2["prompt"][0]["role"] == "system" and len(t2["prompt"]) == 2
+    assert t2["extraction"] == {
+        "method": "none",
+        "notes": ["no code found in the model's reply"],
+        "placeholder": True,
+        "outcome": "no code found in the reply",
+    }
+    assert t1["extraction"]["placeholder"] is False and t1["extraction"]["method"] == "fenced"
+    assert t2["stop_reason"] == "budget.tokens" and t1["stop_reason"] is None
+    assert t2["budget_spent"]["tokens"] == 2821 and t2["budget"]["tokens"] == 2500
+    assert t2["temperature"] == 0.8
+    assert t2["raw_reply"].startswith("The test results for the previous implementation")
+    assert [(c["role"], c["finish_reason"], c["retries"]) for c in t1["calls"]] == [
+        ("actor", "stop", 0),
+        ("self_test", "length", 0),
+        ("reflector", "stop", 0),
+    ]
+    page = wire(catalog.run_page(0))
+    assert page["slug"] == "reflexion"
+    rows = {r["id"]: r for r in page["tasks"]}
+    assert rows["HumanEval/0"]["n_fixes"] == 0 and rows["HumanEval/0"]["n_breaks"] == 1
+    assert rows["HumanEval/0"]["tokens"] == 226 + 335 + 280 + 384 + 615 + 114 + 781 + 86
+    assert page["files"] == {
+        name: (run_dir / name).read_text(encoding="utf-8")
+        for name in ("config.yaml", "provenance.json")
+    }
+
+
+def test_run_slugs_are_folder_names_made_distinct(tmp_path: Path) -> None:
+    from reflexion_bench.view.data import _slugs
+
+    a, b, c = tmp_path / "x" / "a" / "run", tmp_path / "y" / "a" / "run", tmp_path / "z" / "other"
+    assert _slugs([c]) == ["other"]
+    assert _slugs([a, c]) == ["run", "other"]
+    assert _slugs([a, b, c]) == ["x/a/run", "y/a/run", "other"]
+    assert _slugs([b, a]) == ["y/a/run", "x/a/run"]  # the same names whatever the order
+    assert _slugs([a, a]) == ["run", "run~2"]  # the same folder twice

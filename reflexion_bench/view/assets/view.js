@@ -31,6 +31,8 @@
   }
   const api = {
     index: () => (served ? getJSON("/api/index") : Promise.resolve(boot.index)),
+    routes: () => (served ? getJSON("/api/routes") : Promise.resolve(boot.index)).then((x) =>
+      x.runs.map((r) => ({ id: r.id, slug: r.slug === undefined ? String(r.id) : r.slug, name: r.name }))),
     run: (i) => (served ? getJSON(`/api/run/${i}`) : Promise.resolve(boot.runs[String(i)])),
     task: (i, t) =>
       served
@@ -108,7 +110,16 @@
   function badge(v, label) {
     return h("span", { class: `verdict ${verdictText(v)}` }, label ? `${label}: ${verdictText(v)}` : verdictText(v));
   }
-  const taskHref = (i, t) => `#/run/${i}/task/${encodeURIComponent(t)}`;
+  // Stable URLs: a run by its folder name (its slug: parent/name when two viewed runs
+  // share a name), a task by its URL-encoded id. Old `#/run/<index>` URLs redirect.
+  let routes = [];
+  const slugOf = (i) => (routes[i] ? routes[i].slug : String(i));
+  const runHref = (i) => `#/run/${encodeURIComponent(slugOf(i))}`;
+  const taskHref = (i, t) => `${runHref(i)}/task/${encodeURIComponent(t)}`;
+  const compareHref = (i, j) => `#/compare/${encodeURIComponent(slugOf(i))}/${encodeURIComponent(slugOf(j))}`;
+  // Task ids in natural order: HumanEval/2 before HumanEval/10.
+  const collator = new Intl.Collator("en", { numeric: true });
+  const natural = (a, b) => collator.compare(a, b) || (a < b ? -1 : a > b ? 1 : 0);
   function setCrumbs(...items) {
     crumbs.replaceChildren(...items.flatMap((x) => [" / ", x]));
   }
@@ -163,7 +174,7 @@
       h(
         "tr",
         { dataset: { run: String(r.id) } },
-        h("td", {}, h("a", { href: `#/run/${r.id}` }, r.name),
+        h("td", {}, h("a", { href: runHref(r.id) }, r.name),
           r.job_status && r.job_status !== "done" ? [" ", h("span", { class: `verdict ${r.job_status === "failed" ? "fail" : "running"}` }, r.job_status)] : null),
         swept ? h("td", { class: "overrides" }, (r.overrides || []).join(" ")) : null,
         h("td", {}, r.benchmark), h("td", {}, r.strategy), h("td", {}, r.model),
@@ -174,7 +185,8 @@
         h("td", { class: "n" }, num(r.errored_tasks)),
         h("td", { class: "n" }, num(r.per_task_mean && r.per_task_mean.tokens)),
         h("td", { class: "n" }, money(r.totals && r.totals.cost_usd)),
-        h("td", {}, r.answer_key || NA, r.imported ? " · imported" : ""),
+        h("td", {}, r.answer_key || NA, r.imported ? " · imported" : "",
+          r.shards ? (r.shards.complete ? ` · ${r.shards.count} shards` : h("span", { class: "warning" }, ` · incomplete: ${r.shards.problems[0]}`)) : ""),
       ),
     );
     const pick = (id) => h("select", { id }, index.runs.map((r) => h("option", { value: r.id }, r.name)));
@@ -203,7 +215,7 @@
             h("td", { class: "n" }, withCI(c.pass1)),
             h("td", { class: "n" }, withCI(c.pass_hat_k)),
             h("td", { class: "n" }, withCI(c.pass_at_k)),
-            h("td", {}, c.run_ids.flatMap((id) => [h("a", { href: `#/run/${id}` }, index.runs[id].name), " "])),
+            h("td", {}, c.run_ids.flatMap((id) => [h("a", { href: runHref(id) }, index.runs[id].name), " "])),
           ))),
         ...index.configurations.filter((c) => c.cannot_differ).map((c) =>
           h("p", { class: "warning" }, `warning: the seeds of ${c.strategy} (${c.benchmark} / ${c.model}) cannot differ: ${c.cannot_differ}; their spread is 0 by construction.`)),
@@ -217,7 +229,7 @@
       ] : []),
       h("h2", {}, "Compare two runs task by task"),
       h("p", {}, selA, " vs ", selB, " ",
-        h("button", { id: "rb-cmp-go", onclick: () => (location.hash = `#/compare/${selA.value}/${selB.value}`) }, "compare")),
+        h("button", { id: "rb-cmp-go", onclick: () => (location.hash = compareHref(Number(selA.value), Number(selB.value))) }, "compare")),
     );
     ready("sweep");
     autoRefresh(index.runs.some((r) => r.running || r.job_status === "running") ||
@@ -280,6 +292,28 @@
     broken: "broken", self_fp: "self-test false positive", in_progress: "running",
   };
   const runState = {};
+  // The task table's columns: [sort key or null, header].
+  const SORTS = [["id", "task"], [null, "hidden verdict per trial"], ["verdict", "final"], [null, "flags"],
+    [null, "reflections"], ["fixes", "fixes/breaks"], ["tokens", "tokens"]];
+  const verdictRank = (tk) => (tk.in_progress ? -1 : tk.final === true ? 2 : tk.final === false ? 1 : 0);
+  const SORT_KEYS = {
+    verdict: verdictRank,
+    fixes: (tk) => (tk.n_fixes ?? -1) * 1e6 + (tk.n_breaks ?? 0),
+    tokens: (tk) => tk.tokens ?? -1,
+  };
+  function sortTasks(tasks, key, dir) {
+    const val = SORT_KEYS[key];
+    return [...tasks].sort((a, b) =>
+      (val ? dir * (val(a) - val(b)) : 0) || (val ? natural(a.id, b.id) : dir * natural(a.id, b.id)));
+  }
+  function filesSection(run) {
+    const files = run.files || {};
+    return h("div", { id: "rb-files" }, Object.entries(files).length ? Object.entries(files).map(([name, text]) =>
+      h("details", { class: "file", dataset: { file: name }, open: true },
+        h("summary", {}, name),
+        text === null || text === undefined ? h("p", { class: "muted" }, `no ${name} in the run folder`) : pre("file-text", text)))
+      : h("p", { class: "muted" }, "not available"));
+  }
   function describeMissing(m) {
     if (!m) return "see import.json";
     if (typeof m !== "object") return String(m);
@@ -291,8 +325,8 @@
   async function runPage(i, token) {
     const run = await api.run(i);
     if (!run) throw new Error(`no run ${i}`);
-    setCrumbs(h("a", { href: `#/run/${i}` }, run.name));
-    const st = (runState[i] = runState[i] || { filter: "all", query: "", matches: null });
+    setCrumbs(h("a", { href: runHref(i) }, run.name));
+    const st = (runState[i] = runState[i] || { filter: "all", query: "", matches: null, sort: "id", dir: 1 });
     const s = run.summary || {};
     const c = s.self_test_confusion || {};
     const ff = s.first_to_final || {};
@@ -314,14 +348,30 @@
     ];
     if (s.logged) rows.push(["as logged (imported)", `final ${pct(s.logged.final)}, re-scored agrees on ${pct(s.logged.rescored_agreement)}`]);
     if (s.missing) rows.push(["missing in the log", describeMissing(s.missing)]);
+    if (run.shards) rows.push(["shards", run.shards.complete
+      ? `${run.shards.count} shards, all present and finished`
+      : h("span", { class: "warning", id: "rb-shards" }, `INCOMPLETE: ${run.shards.problems.join("; ")}`)]);
     const summary = h("table", { id: "rb-summary", class: "kv" },
       h("tbody", {}, rows.map(([k, v]) => h("tr", {}, h("th", {}, k), Array.isArray(v) ? ivCell(i, v[0], v[1]) : h("td", {}, v)))));
 
     const tbody = h("tbody", {});
     const counter = h("span", { id: "rb-count" });
+    const heads = h("tr", {}, SORTS.map(([key, label]) => key
+      ? h("th", { class: "sortable", dataset: { sort: key }, title: `sort by ${label}`, onclick: () => {
+        if (st.sort === key) st.dir = -st.dir; else { st.sort = key; st.dir = 1; }
+        renderRows();
+      } }, label, h("span", { class: "arrow" }))
+      : h("th", {}, label)));
     function renderRows() {
       const keep = FILTERS[st.filter];
-      const shown = run.tasks.filter((tk) => keep(tk) && (st.matches === null || st.matches.has(tk.id)));
+      const sorted = sortTasks(run.tasks, st.sort, st.dir);
+      st.order = sorted.map((tk) => tk.id);
+      for (const th of heads.querySelectorAll("th[data-sort]")) {
+        const on = th.dataset.sort === st.sort;
+        th.setAttribute("aria-sort", on ? (st.dir > 0 ? "ascending" : "descending") : "none");
+        th.querySelector(".arrow").textContent = on ? (st.dir > 0 ? " ▲" : " ▼") : "";
+      }
+      const shown = sorted.filter((tk) => keep(tk) && (st.matches === null || st.matches.has(tk.id)));
       counter.textContent = `${shown.length} of ${run.tasks.length} tasks`;
       tbody.replaceChildren(
         ...shown.map((tk) =>
@@ -333,6 +383,8 @@
             h("td", {}, tk.in_progress ? h("span", { class: "verdict running" }, "running") : badge(tk.final)),
             h("td", {}, [tk.errored && "errored", tk.fixed && "fixed", tk.broken && "broken", tk.self_fp && "self-test FP"].filter(Boolean).join(", ")),
             h("td", { class: "n" }, tk.reflections),
+            h("td", { class: "n" }, `${num(tk.n_fixes)}/${num(tk.n_breaks)}`),
+            h("td", { class: "n" }, num(tk.tokens)),
           ),
         ),
       );
@@ -377,8 +429,10 @@
       others,
       h("h2", {}, "Tasks"), filterBar, h("p", {}, search, " ", counter),
       h("table", { id: "rb-tasks" },
-        h("thead", {}, h("tr", {}, ["task", "hidden verdict per trial", "final", "flags", "reflections"].map((x) => h("th", {}, x)))),
+        h("thead", {}, heads),
         tbody),
+      h("h2", { id: "rb-files-title" }, "Config & provenance"),
+      filesSection(run),
     );
     if (st.query) search.dispatchEvent(new Event("input"));
     ready("run");
@@ -386,7 +440,7 @@
     api.index().then((idx) => {
       if (token !== renderToken || idx.runs.length < 2) return;
       others.replaceChildren("Compare with: ",
-        ...idx.runs.filter((r) => r.id !== i).flatMap((r) => [h("a", { href: `#/compare/${i}/${r.id}` }, r.name), " "]));
+        ...idx.runs.filter((r) => r.id !== i).flatMap((r) => [h("a", { href: compareHref(i, r.id) }, r.name), " "]));
     });
     if (run.intervals) document.body.dataset.rbIntervals = "1";
     else await fillIntervals([i], token, (iv) => curve.replaceWith(curveSVG(iv.success_at_trial, iv.solved_by_trial)));
@@ -399,15 +453,51 @@
   function section(title, ...body) {
     return h("section", {}, h("h3", {}, title), ...body);
   }
+  const STOPS = {
+    "budget.tokens": "budget (tokens)", "budget.usd": "budget (cost)", "budget.calls": "budget (calls)",
+    self_test_pass: "its self-tests passed",
+  };
+  function stopText(tr) {
+    const out = [`stop reason: ${STOPS[tr.stop_reason] || tr.stop_reason}`];
+    const spent = tr.budget_spent || {}, limit = tr.budget || {};
+    const figs = Object.entries(limit).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => {
+      const fmt = k === "usd" ? money : (x) => num(x);
+      const unit = k === "usd" ? "" : ` ${k}`;
+      return `${fmt(spent[k])} of ${fmt(v)}${unit}`;
+    });
+    if (figs.length) out.push(`, spent ${figs.join(", ")}`);
+    return out.join("");
+  }
   function trialColumn(tr, bench) {
     const parts = [
       h("h2", {}, `Trial ${tr.trial}`, tr.final ? " (submitted)" : "", " ", badge(tr.verdict, "hidden")),
     ];
+    const facts = [];
+    if (tr.temperature !== null && tr.temperature !== undefined) {
+      facts.push(h("span", { class: "temperature" }, `temperature ${tr.temperature}`));
+    }
+    if (tr.stop_reason) facts.push(h("span", { class: "stop" }, stopText(tr)));
+    if (facts.length) parts.push(h("p", { class: "facts" }, facts.flatMap((f, n) => (n ? [" · ", f] : [f]))));
+    if (tr.prompt && tr.prompt.length) {
+      parts.push(h("details", { class: "prompt" },
+        h("summary", {}, `Actor prompt (${tr.prompt.length} message${tr.prompt.length === 1 ? "" : "s"}: ${tr.prompt.map((m) => m.role).join(", ")})`),
+        tr.prompt.map((m) => h("div", { class: `msg ${m.role}` }, h("span", { class: "role" }, m.role), pre("msg-text", m.content)))));
+    }
     if (tr.error) parts.push(section("Error", pre("error", tr.error)));
     if (tr.stopped) parts.push(section("Stopped", pre("error", tr.stopped)));
     if (tr.transcript) {
       parts.push(section(bench === "alfworld" ? "Episode" : "Trajectory",
         h("div", { class: "transcript" }, tr.transcript.map((s) => h("div", { class: `step ${s.kind}` }, h("span", { class: "kind" }, s.kind), s.text)))));
+    }
+    const ex = tr.extraction;
+    if (ex && ex.placeholder) {
+      parts.push(section("Extraction",
+        h("p", { class: "extraction placeholder" }, h("strong", {}, "extraction outcome: "), h("span", { class: "outcome" }, ex.outcome)),
+        h("p", { class: "note" }, "The candidate below is a placeholder the harness inserted (it raises NotImplementedError); the model's raw reply:"),
+        pre("raw-reply", tr.raw_reply || ""),
+        ex.notes.length > 1 ? h("p", { class: "muted" }, `notes: ${ex.notes.join("; ")}`) : null));
+    } else if (ex && ex.method) {
+      parts.push(h("p", { class: "muted extraction" }, `extraction: ${ex.method}`, ex.notes.length ? ` (${ex.notes.join("; ")})` : ""));
     }
     if (tr.candidate !== null && tr.candidate !== undefined) {
       parts.push(section(tr.transcript ? "Answer" : "Candidate", pre("candidate", tr.candidate)));
@@ -448,14 +538,19 @@
         r.n += 1; r.tin += c.prompt_tokens || 0; r.tout += c.completion_tokens || 0;
         r.lat += c.latency_s || 0; r.cost += c.cost_usd || 0; r.cached += c.cached ? 1 : 0;
       }
+      // The temperature sent with each call, where the log has it (newer logs).
+      const temps = tr.calls.some((c) => c.temperature !== null && c.temperature !== undefined);
       const byRole = h("ul", { class: "roles" }, Object.entries(roles).map(([role, r]) =>
         h("li", {}, `${role}: ${r.n} call(s), ${num(r.tin)}/${num(r.tout)} tokens, ${num(r.lat, 2)} s, ${money(r.cost)}, ${r.cached} cached`)));
-      parts.push(section(`Model calls (${tr.calls.length})`, byRole, h("details", { open: tr.calls.length <= 8 }, h("summary", {}, "each call"), table(null, ["role", "tokens in/out", "latency", "cost", "cached"],
+      parts.push(section(`Model calls (${tr.calls.length})`, byRole, h("details", { open: tr.calls.length <= 8 }, h("summary", {}, "each call"), table(null, ["role", "tokens in/out", "finish reason", "retries", ...(temps ? ["temperature"] : []), "latency", "cost", "cached"],
         tr.calls.map((c) => h("tr", { class: c.error ? "call error" : "call" }, h("td", {}, c.role, c.error ? ` (error: ${c.error})` : ""),
-          h("td", { class: "n" }, `${num(c.prompt_tokens)}/${num(c.completion_tokens)}`), h("td", { class: "n" }, `${num(c.latency_s, 2)} s`),
+          h("td", { class: "n" }, `${num(c.prompt_tokens)}/${num(c.completion_tokens)}`),
+          h("td", { class: "finish" }, c.finish_reason || NA), h("td", { class: "n" }, num(c.retries)),
+          temps ? h("td", { class: "n" }, c.temperature ?? NA) : null,
+          h("td", { class: "n" }, `${num(c.latency_s, 2)} s`),
           h("td", { class: "n" }, money(c.cost_usd)), h("td", {}, c.cached ? "yes" : "no")))))));
     } else parts.push(section("Model calls", h("p", { class: "muted" }, "not in the log")));
-    if (tr.trajectory && !tr.transcript && tr.trajectory !== tr.candidate) {
+    if (tr.trajectory && !tr.transcript && tr.trajectory !== tr.candidate && !(ex && ex.placeholder)) {
       parts.push(h("details", {}, h("summary", {}, "raw completion"), pre("", tr.trajectory)));
     }
     if (tr.missing && tr.missing.length) parts.push(h("p", { class: "note" }, `missing in the log: ${tr.missing.join(", ")}`));
@@ -468,9 +563,11 @@
       main.replaceChildren(h("p", { class: "error" }, `no task ${taskId} in this run`));
       return;
     }
-    const name = run ? run.name : (await api.index()).runs[i].name;
-    setCrumbs(h("a", { href: `#/run/${i}` }, name), h("span", {}, taskId));
+    const name = routes[i] ? routes[i].name : run ? run.name : (await api.index()).runs[i].name;
+    setCrumbs(h("a", { href: runHref(i) }, name), h("span", {}, taskId));
+    const nav = h("nav", { id: "rb-task-nav" });
     main.replaceChildren(
+      nav,
       h("h1", { id: "rb-task-id" }, taskId),
       h("p", { class: "muted" }, `${task.trials.length} trial(s) · `,
         task.in_progress ? "still running" : ["submitted: ", badge(task.row.final)],
@@ -479,6 +576,28 @@
     );
     ready("task");
     autoRefresh(task.in_progress, token);
+    // Previous / next task: in the order the run page last showed (natural by id).
+    let full = run;
+    try {
+      full = full || (await api.run(i));
+    } catch (err) {
+      nav.replaceChildren(h("span", { class: "error" }, `previous/next unavailable: ${err.message || err}`));
+      return;
+    }
+    if (token !== renderToken) return;
+    const st = runState[i];
+    const order = st && st.order && st.order.length === full.tasks.length
+      ? st.order : sortTasks(full.tasks, "id", 1).map((tk) => tk.id);
+    const k = order.indexOf(taskId);
+    const link = (t, cls, label) => (t === undefined
+      ? h("span", { class: `muted ${cls}` }, label)
+      : h("a", { class: cls, href: taskHref(i, t), dataset: { task: t } }, `${label}: ${t}`));
+    nav.replaceChildren(
+      link(k > 0 ? order[k - 1] : undefined, "prev", "← previous"), " · ",
+      h("span", { class: "pos" }, k >= 0 ? `task ${k + 1} of ${order.length}` : "not in the run's table"), " · ",
+      link(k >= 0 && k + 1 < order.length ? order[k + 1] : undefined, "next", "next →"),
+      st && st.sort && st.sort !== "id" ? h("span", { class: "muted" }, ` (sorted by ${st.sort})`) : "");
+    document.body.dataset.rbNav = taskId;
   }
 
   // ------------------------------------------------------------------ compare page
@@ -532,11 +651,33 @@
     const y = window.scrollY;
     const parts = location.hash.replace(/^#\/?/, "").split("/");
     try {
+      routes = await api.routes();
+      if (token !== renderToken) return;
+      delete document.body.dataset.rbNav;
+      // A run named by its slug (URL-encoded), or by its index (old URLs: redirected).
+      let redirect = false;
+      const runOf = (part) => {
+        const name = decodeURIComponent(part || "");
+        const bySlug = routes.find((r) => r.slug === name);
+        if (bySlug) return bySlug.id;
+        if (/^\d+$/.test(name) && routes[Number(name)]) { redirect = true; return Number(name); }
+        throw new Error(`no run ${JSON.stringify(name)} among the viewed runs (${routes.map((r) => r.slug).join(", ")})`);
+      };
+      const fix = (hash) => { if (redirect && location.hash !== hash) history.replaceState(null, "", hash); };
       if (parts[0] === "run" && parts[2] === "task") {
-        await taskPage(Number(parts[1]), decodeURIComponent(parts.slice(3).join("/")), token);
-      } else if (parts[0] === "run") await runPage(Number(parts[1]), token);
-      else if (parts[0] === "compare") await comparePage(Number(parts[1]), Number(parts[2]), token);
-      else await sweepPage(token);
+        const i = runOf(parts[1]);
+        const tid = decodeURIComponent(parts.slice(3).join("/"));
+        fix(taskHref(i, tid));
+        await taskPage(i, tid, token);
+      } else if (parts[0] === "run") {
+        const i = runOf(parts[1]);
+        fix(runHref(i));
+        await runPage(i, token);
+      } else if (parts[0] === "compare") {
+        const i = runOf(parts[1]), j = runOf(parts[2]);
+        fix(compareHref(i, j));
+        await comparePage(i, j, token);
+      } else await sweepPage(token);
       if (keepScroll === true) window.scrollTo(0, y);
     } catch (err) {
       main.replaceChildren(h("p", { class: "error", id: "rb-error" }, String(err && err.message ? err.message : err)));
