@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reflexion_bench.core.budget import TaskBudget
+from reflexion_bench.core.calllog import delta as calllog_delta
 from reflexion_bench.core.types import (
     Feedback,
     GenerateConfig,
@@ -86,6 +87,9 @@ class TaskState:
     #: The role whose model call is in flight (None between calls): the progress display
     #: reads it to say what a task is waiting for.
     calling: str | None = None
+    #: Each pending call's full request (by the call's id), to log the next call of its
+    #: role as what it adds (not logged itself).
+    _requests: dict[int, list[dict[str, str]]] = field(default_factory=dict, repr=False)
 
     @property
     def trial_index(self) -> int:
@@ -111,6 +115,11 @@ class TaskState:
         cfg = config or self.services.generate_config
         started = time.perf_counter()
         self.calling = role
+        # Every role's request is logged in full (the reflector's and the self-test
+        # writer's prompts explain a trial as much as the actor's), each text capped,
+        # as what it adds to the same role's previous call (core/calllog.py).
+        request, full_chars = _logged_messages(messages, cfg.max_reply_chars)
+        base, logged = self._delta_to_previous(role, request)
         try:
             out = await client.generate(messages, cfg)
         except Exception as exc:
@@ -127,8 +136,12 @@ class TaskState:
                     retries=int(getattr(exc, "retries", 0)),
                     temperature=cfg.temperature,
                     endpoint_failovers=getattr(exc, "endpoint_failovers", None),
+                    messages=logged,
+                    messages_chars=full_chars,
+                    messages_base=base,
                 )
             )
+            self._requests[id(self.pending_calls[-1])] = request
             raise
         self.calling = None
         # Capped here as well as in the model layer: bare clients (tests, custom
@@ -152,12 +165,43 @@ class TaskState:
                 temperature=cfg.temperature,
                 endpoint=out.endpoint,
                 endpoint_failovers=out.endpoint_failovers,
+                messages=logged,
+                reply=out.text,
+                messages_chars=full_chars,
+                messages_base=base,
             )
         )
+        self._requests[id(self.pending_calls[-1])] = request
         return out
+
+    def _delta_to_previous(
+        self, role: str, request: list[dict[str, str]]
+    ) -> tuple[dict[str, int] | None, list[dict[str, Any]]]:
+        # The same role's latest call of this trial, found by identity (a memory may
+        # take its own calls out of the list; the trial's calls are cleared at its end).
+        live = {id(c) for c in self.pending_calls}
+        self._requests = {k: v for k, v in self._requests.items() if k in live}
+        for i in range(len(self.pending_calls) - 1, -1, -1):
+            call = self.pending_calls[i]
+            previous = self._requests.get(id(call))
+            if call.role == role and previous is not None:
+                base, logged = calllog_delta(previous, request)
+                return (None if base is None else {"call": i, **base}), logged
+        return None, [dict(m) for m in request]
 
     def last_feedback(self) -> Feedback | None:
         return self.trials[-1].self_test if self.trials else None
 
     def last_score(self) -> Score | None:
         return self.trials[-1].hidden if self.trials else None
+
+
+def _logged_messages(
+    messages: Sequence[Message], cap: int
+) -> tuple[list[dict[str, str]], int | None]:
+    """``messages`` as logged: each content cut at ``cap`` characters; with the request's
+    full length when something was cut (None otherwise)."""
+    out = [{"role": m.role, "content": m.content[:cap]} for m in messages]
+    total = sum(len(m.content) for m in messages)
+    cut = any(len(m.content) > cap for m in messages)
+    return out, (total if cut else None)

@@ -83,8 +83,9 @@ class ModelOutput:
 
 @dataclass
 class ModelCall:
-    """One model call as recorded in the run log (no message text: that is in
-    the trial's prompts/trajectory fields, and keeps the log small).
+    """One model call as recorded in the run log: its request (``messages``) and reply in
+    full for every role (each text capped at ``generate.max_reply_chars``), its usage,
+    finish reason, retries and the temperature asked for.
 
     A replayed call (``cached``) carries the tokens, cost and latency of the live call it
     replays, so sums over calls are "as run live"; "paid now" sums the calls not cached.
@@ -112,6 +113,16 @@ class ModelCall:
     """The URL of the server that answered (set by a pool of servers; None in older logs)."""
     endpoint_failovers: list[str] | None = None
     """Pool endpoints that failed this call first (``URL: kind``), if any."""
+    messages: list[dict[str, str]] | None = None
+    """The request as sent, ``[{role, content}]`` (None in logs written before every call
+    was logged in full: there only the actor's prompt is in the trial's ``prompt``)."""
+    reply: str | None = None
+    """The reply's text as the role received it (capped like it); None for a failed call."""
+    messages_chars: int | None = None
+    """Set when a message was cut at the cap: the request's full length in characters."""
+    messages_base: dict[str, int] | None = None
+    """Set when ``messages`` is what this request adds to an earlier call of the same
+    role in the trial (``{"call": i, "kept": k}``; :mod:`reflexion_bench.core.calllog`)."""
 
 
 @dataclass

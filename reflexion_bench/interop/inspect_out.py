@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reflexion_bench.core.calllog import expand_messages
 from reflexion_bench.interop._runfolder import harness_version
 from reflexion_bench.interop._verdicts import InteropError
 
@@ -171,14 +172,25 @@ def sample_of(task_id: str, trials: list[dict[str, Any]], model: str) -> Any:
         calls = list(rec.get("model_calls") or [])
         calls_all += calls
         actor_input = [_chat(r, c) for r, c in prompt]
-        for call in calls:
+        requests = expand_messages(calls)
+        for call, logged in zip(calls, requests, strict=True):
             role = str(call.get("role") or "actor")
-            inputs = (
-                actor_input
-                if role == "actor" and actor_input
-                else [_chat("user", f"(the {role} prompt is not in reflexion-bench's log)")]
-            )
-            events.append(_model_event(call, inputs, _role_reply(role, rec), when))
+            if logged:
+                # Logs since every call is logged in full: each call's own request/reply.
+                inputs = [
+                    _chat(str(m.get("role", "user")), str(m.get("content", "")))
+                    for m in logged
+                    if isinstance(m, dict)
+                ]
+            else:
+                inputs = (
+                    actor_input
+                    if role == "actor" and actor_input
+                    else [_chat("user", f"(the {role} prompt is not in reflexion-bench's log)")]
+                )
+            reply_text = call.get("reply")
+            reply = reply_text if isinstance(reply_text, str) else _role_reply(role, rec)
+            events.append(_model_event(call, inputs, reply, when))
         stamp: dict[str, Any] = {"timestamp": when} if when is not None else {}
         events.append(
             InfoEvent(

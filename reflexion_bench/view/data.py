@@ -199,6 +199,19 @@ def _self_test_view(st: Any) -> dict[str, Any] | None:
     }
 
 
+def _calls_view(calls: list[Any]) -> list[dict[str, Any]]:
+    """The trial's calls for the page, each request in full (the log writes a call as
+    what it adds to the previous one of its role: core/calllog.py)."""
+    from reflexion_bench.core.calllog import expand_messages
+
+    rows = [c for c in calls if isinstance(c, dict)]
+    full = expand_messages(rows)
+    return [
+        {**{k: c.get(k) for k in _CALL_KEYS}, "messages": m}
+        for c, m in zip(rows, full, strict=True)
+    ]
+
+
 _CALL_KEYS = (
     "role",
     "model",
@@ -211,6 +224,10 @@ _CALL_KEYS = (
     "retries",
     "error",
     "finish_reason",
+    # The request and reply of every call (newer logs; None in older ones).
+    "messages",
+    "reply",
+    "messages_chars",
 )
 
 
@@ -240,9 +257,7 @@ def trial_view(rec: dict[str, Any], prev: dict[str, Any] | None) -> dict[str, An
         },
         "verdict": hidden_verdict(rec),
         "logged_verdict": extra.get("logged_hidden_passed"),
-        "calls": None
-        if calls is None
-        else [{k: c.get(k) for k in _CALL_KEYS} for c in calls if isinstance(c, dict)],
+        "calls": None if calls is None else _calls_view(calls),
         "wall_time_s": rec.get("wall_time_s"),
         "error": rec.get("error"),
         "stopped": extra.get("stopped"),

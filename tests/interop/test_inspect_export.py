@@ -174,3 +174,33 @@ def test_an_imported_inspect_run_exports_back(
     assert "Your submission was incorrect" in "\n".join(m.text for m in q2.messages)
     assert cli_main(["export-inspect", str(run), "--out", str(out)]) == 2  # exists, no --force
     assert cli_main(["export-inspect", str(run), "--out", str(out), "--force"]) == 0
+
+
+def test_each_calls_own_request_and_reply_are_exported(tmp_path: Path) -> None:
+    """A run logged with every call in full: each model event carries its own call's
+    request and reply (the reflector's too), not a placeholder."""
+    import asyncio
+
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.log import read_eval_log
+
+    from reflexion_bench.strategies import Strategy
+    from tests.strategies.toyrun import run_toy
+
+    run = tmp_path / "toy"
+    _, records = asyncio.run(
+        run_toy(run, Strategy(name="reflexion", max_trials=3), words=["alpha"])
+    )
+    out = tmp_path / "toy.eval"
+    assert cli_main(["export-inspect", str(run), "--out", str(out)]) == 0
+    (sample,) = read_eval_log(str(out)).samples or []
+    events = [e for e in sample.events if isinstance(e, ModelEvent)]
+    from reflexion_bench.core.calllog import expand_messages
+
+    calls = [c for r in records for c in r["model_calls"]]
+    requests = [m for r in records for m in expand_messages(r["model_calls"])]
+    assert [e.role for e in events] == [c["role"] for c in calls]
+    for event, call, request in zip(events, calls, requests, strict=True):
+        assert request and [m.text for m in event.input] == [m["content"] for m in request]
+        assert event.output.completion == call["reply"]
+    assert any(e.role == "reflector" and e.input[0].text.startswith("Reflect: ") for e in events)

@@ -131,3 +131,31 @@ async def test_concurrent_tasks_each_logged_once(tmp_path: Path) -> None:
     finals = [r["task_id"] for r in lines if r["final"]]
     assert sorted(finals) == sorted(f"toy/{i}" for i in range(20))
     assert all(r["trial"] == 2 for r in lines if r["final"])
+
+
+async def test_every_call_logs_its_request_and_reply_capped() -> None:
+    from reflexion_bench.core.state import TaskState
+    from reflexion_bench.core.types import GenerateConfig, Message, Task
+
+    cfg = GenerateConfig(max_reply_chars=50)
+    model = MockModel(responder=lambda msgs, c: "R" * 80)
+    state = TaskState(
+        task=Task(id="t/0", prompt="p", benchmark="toy"),
+        strategy="reflexion",
+        max_trials=1,
+        memory=WindowMemory(),
+        services=Services(model=model, generate_config=cfg),
+    )
+    long = "x" * 120
+    msgs = [Message("system", "be brief"), Message("user", long)]
+    await state.generate("reflector", msgs)
+    (call,) = state.pending_calls
+    assert call.role == "reflector"
+    assert call.messages == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "x" * 50},
+    ]
+    assert call.messages_chars == len("be brief") + 120  # what was cut, said
+    assert call.reply == "R" * 50  # the reply as the role received it, capped
+    await state.generate("actor", [Message("user", "short")])
+    assert state.pending_calls[1].messages_chars is None  # nothing cut

@@ -279,3 +279,32 @@ def test_stable_urls_by_run_folder_name(
         assert b2.evaluate(
             "[...document.querySelectorAll('#rb-sweep tbody a')].map(a => a.getAttribute('href'))"
         ) == ["#/run/b%2Freflexion", "#/run/a%2Freflexion"]
+
+
+def test_every_calls_request_and_reply_are_logged_and_shown(tmp_path: Path) -> None:
+    """A run made with the full-call logging: the reflector's request (not only the
+    actor's) is in the log, and its page shows it in the call's folded block."""
+    import asyncio
+
+    from reflexion_bench.strategies import Strategy
+    from tests.strategies.toyrun import run_toy
+
+    run = tmp_path / "toy-reflexion"
+    _, records = asyncio.run(
+        run_toy(run, Strategy(name="reflexion", max_trials=3), words=["alpha"])
+    )
+    calls = [c for r in records for c in r["model_calls"]]
+    reflector = [c for c in calls if c["role"] == "reflector"]
+    assert reflector, "the toy reflexion run reflects at least once"
+    for c in calls:
+        assert c["messages"] and c["reply"] is not None
+    request = reflector[0]["messages"][0]["content"]
+    assert request.startswith("Reflect: ")  # ToyReflector's own prompt, as sent
+    with ViewServer(Catalog([run], n_resamples=50)) as server, Browser() as b:
+        _open(b, f"{server.url}#/run/{run.name}/task/toy%2F0", ready="task")
+        shown = b.evaluate(
+            "[...document.querySelectorAll('details.call-io[data-role=\"reflector\"]')]"
+            ".map(d => d.textContent)"
+        )
+        assert any(request in text and reflector[0]["reply"] in text for text in shown)
+        assert b.evaluate("document.querySelector('details.call-io').open") is False

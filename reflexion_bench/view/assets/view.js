@@ -548,7 +548,16 @@
           h("td", { class: "finish" }, c.finish_reason || NA), h("td", { class: "n" }, num(c.retries)),
           temps ? h("td", { class: "n" }, c.temperature ?? NA) : null,
           h("td", { class: "n" }, `${num(c.latency_s, 2)} s`),
-          h("td", { class: "n" }, money(c.cost_usd)), h("td", {}, c.cached ? "yes" : "no")))))));
+          h("td", { class: "n" }, money(c.cost_usd)), h("td", {}, c.cached ? "yes" : "no")))),
+        // Each call's request and reply, every role (logs written since every call is
+        // logged in full); folded, but in the page from the start.
+        tr.calls.map((c, n) => c.messages ? h("details", { class: "call-io", dataset: { role: c.role } },
+          h("summary", {}, `call ${n + 1} (${c.role}): request and reply`,
+            c.messages_chars ? ` (cut: ${num(c.messages_chars)} characters in full)` : ""),
+          c.messages.map((m) => h("div", { class: "msg" }, h("div", { class: "role" }, m.role), pre("", m.content))),
+          c.reply !== null && c.reply !== undefined
+            ? h("div", { class: "msg reply" }, h("div", { class: "role" }, "reply"), pre("", c.reply))
+            : h("p", { class: "muted" }, "no reply (the call failed)")) : null))));
     } else parts.push(section("Model calls", h("p", { class: "muted" }, "not in the log")));
     if (tr.trajectory && !tr.transcript && tr.trajectory !== tr.candidate && !(ex && ex.placeholder)) {
       parts.push(h("details", {}, h("summary", {}, "raw completion"), pre("", tr.trajectory)));
