@@ -120,6 +120,8 @@ class TaskState:
         # as what it adds to the same role's previous call (core/calllog.py).
         request, full_chars = _logged_messages(messages, cfg.max_reply_chars)
         base, logged = self._delta_to_previous(role, request)
+        # What went out: a client may not send the temperature (Anthropic's omit).
+        sent = "temperature" not in tuple(getattr(client, "unsent_params", ()) or ())
         try:
             out = await client.generate(messages, cfg)
         except Exception as exc:
@@ -135,6 +137,7 @@ class TaskState:
                     error=f"{type(exc).__name__}: {exc}",
                     retries=int(getattr(exc, "retries", 0)),
                     temperature=cfg.temperature,
+                    temperature_sent=sent,
                     endpoint_failovers=getattr(exc, "endpoint_failovers", None),
                     messages=logged,
                     messages_chars=full_chars,
@@ -163,6 +166,7 @@ class TaskState:
                 reply_chars=out.reply_chars,
                 max_reply_chars=None if out.reply_chars is None else cfg.max_reply_chars,
                 temperature=cfg.temperature,
+                temperature_sent=sent,
                 endpoint=out.endpoint,
                 endpoint_failovers=out.endpoint_failovers,
                 messages=logged,

@@ -109,6 +109,9 @@ class ModelCall:
     temperature: float | None = None
     """The sampling temperature asked for: the report tells seeds that cannot differ
     (every call greedy) from seeds that could."""
+    temperature_sent: bool | None = None
+    """Whether ``temperature`` went out with the request (False: the client does not send
+    it, e.g. ``model=anthropic`` with ``model.sampling=omit``; None in older logs)."""
     endpoint: str | None = None
     """The URL of the server that answered (set by a pool of servers; None in older logs)."""
     endpoint_failovers: list[str] | None = None

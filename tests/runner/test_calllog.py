@@ -95,3 +95,16 @@ def test_old_logs_and_broken_bases_read_as_no_request(missing_base: bool) -> Non
         },
     ]
     assert expand_messages(calls) == [None, None]
+
+
+async def test_a_temperature_the_client_does_not_send_is_logged_as_not_sent() -> None:
+    class Unsent(MockModel):
+        unsent_params = ("temperature",)
+
+    state = _state()
+    await state.generate("actor", [Message("user", "hi")])
+    state.services.model = Unsent(responder=lambda m, c: "ok")
+    await state.generate("actor", [Message("user", "hi")])
+    first, second = state.pending_calls
+    assert first.temperature_sent is True and second.temperature_sent is False
+    assert second.temperature == first.temperature  # what was asked is kept beside it
