@@ -388,6 +388,7 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
         select_columns,
         tables,
         to_markdown,
+        why_empty,
     )
 
     try:
@@ -407,7 +408,15 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
             df = df[df[col].astype(str) == value]
         if "columns" in opts:
             df = select_columns(df, opts["columns"].split(","), what=f"{readme}: table {name}")
-        md = to_markdown(display_frame(df.reset_index(drop=True))) + _md_note(name, report)
+        why = ""
+        if df.empty:
+            # A blank block says why: the table is empty, or the filter kept no row.
+            why = (
+                why_empty(name, report)
+                if frames[name].empty
+                else f"no row with {opts['where'].replace(':', ' = ', 1)}"
+            )
+        md = to_markdown(display_frame(df.reset_index(drop=True)), why) + _md_note(name, report)
         return f"{m.group(1)}{md}\n{m.group(5)}"
 
     new = _BLOCK.sub(body, text)

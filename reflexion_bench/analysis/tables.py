@@ -1057,9 +1057,9 @@ def display_frame(df: pd.DataFrame, *, drop_empty: bool = True) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def to_markdown(df: pd.DataFrame) -> str:
+def to_markdown(df: pd.DataFrame, why: str = "") -> str:
     if df.empty:
-        return "(none)"
+        return f"(none: {why})" if why else "(none)"
     cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in df.itertuples(index=False):
@@ -1085,9 +1085,9 @@ def _tex(text: Any) -> str:
     return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-def to_latex(df: pd.DataFrame, caption: str = "") -> str:
+def to_latex(df: pd.DataFrame, caption: str = "", why: str = "") -> str:
     if df.empty:
-        return f"% {caption}: (none)"
+        return f"% {caption}: (none{': ' + why if why else ''})"
     cols = [str(c) for c in df.columns]
     lines = [
         r"\begin{table}[ht]",
@@ -1143,14 +1143,47 @@ def render(
             body = df.to_csv(index=False).rstrip("\n")
             parts.append(body if len(names) == 1 else f"# table: {name}\n{body}")
         elif fmt == "latex":
-            parts.append(to_latex(display_frame(df), TITLES[name] + _note(name, report)))
+            why = why_empty(name, report) if df.empty else ""
+            parts.append(to_latex(display_frame(df), TITLES[name] + _note(name, report), why))
         elif fmt == "md":
+            why = why_empty(name, report) if df.empty else ""
             parts.append(
-                f"### {TITLES[name]}\n\n{to_markdown(display_frame(df))}{_md_note(name, report)}"
+                f"### {TITLES[name]}\n\n{to_markdown(display_frame(df), why)}"
+                f"{_md_note(name, report)}"
             )
         else:
             raise ValueError(f"unknown format {fmt!r} (allowed: md, latex, csv, json)")
     return "\n\n".join(parts) + "\n"
+
+
+def why_empty(name: str, report: dict[str, Any]) -> str:
+    """Why table ``name`` has no row in this report (a blank table must say so)."""
+    groups = report.get("groups") or []
+    if not groups:
+        return "no run with a finished task"
+    if name == "paired":
+        by: dict[tuple[str, str], list[str]] = {}
+        for g in groups:
+            by.setdefault((str(g["benchmark"]), str(g["model"])), []).append(str(g["label"]))
+        rows = "; ".join(f"{b} / {m}: {', '.join(v)}" for (b, m), v in sorted(by.items()))
+        return (
+            "no two rows share a benchmark and a model, which a paired comparison needs "
+            f"(the same tasks under one model): {rows}"
+        )
+    if name == "pooled":
+        return "no strategy x model was run on more than one benchmark: nothing to pool"
+    if name == "seeds":
+        return "no configuration was run under more than one seed (runs whose config differs only in `seed`)"
+    if name == "strategies":
+        note = (report.get("strategies") or {}).get("note")
+        return (
+            str(note)
+            if note
+            else "no benchmark x model has runs of several strategies to read at one budget"
+        )
+    if name == "self_tests":
+        return "no trial has both a self-test verdict and a hidden verdict"
+    return "nothing in these runs for this table"
 
 
 def _note(name: str, report: dict[str, Any]) -> str:

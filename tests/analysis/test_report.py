@@ -537,3 +537,21 @@ def test_alfworld_failure_types_plotted(tmp_path: Path) -> None:
     assert sum(failures[1].values()) == 2 and sum(failures[2].values()) == 1
     written = write_comparison(report, tmp_path / "out")
     assert tmp_path / "out" / "figures" / "failure_types_alfworld_reflexion_m.png" in written
+
+
+def test_an_empty_table_says_why(tmp_path: Path) -> None:
+    async def go() -> None:
+        await run_toy(tmp_path / "one", Strategy(name="reflexion"), words=WORDS, scripts=SCRIPTS)
+
+    asyncio.run(go())
+    report = build_comparison([tmp_path / "one"], n_resamples=200)
+    md = render(report, "md", ["paired", "seeds", "pooled"])
+    assert "(none)" not in md
+    assert (
+        "(none: no two rows share a benchmark and a model, which a paired comparison needs "
+        "(the same tasks under one model): toy / mock: reflexion)" in md
+    )
+    assert "(none: no configuration was run under more than one seed" in md
+    assert "% Paired comparisons on common tasks (final success): (none: no two rows" in render(
+        report, "latex", ["paired"]
+    )
