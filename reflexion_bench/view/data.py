@@ -199,6 +199,29 @@ def _self_test_view(st: Any) -> dict[str, Any] | None:
     }
 
 
+def _pass_at_budget(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """pass@1 at the per-task token budget the run was given, as the report's strategies
+    table reads it (each task's last trial paid for within the budget), beside pass@1 as
+    the run ended (which may overshoot by the last trial); None without a budget."""
+    from reflexion_bench.analysis.equal_budget import (
+        run_budget,
+        task_budget_points,
+        verdicts_at_budget,
+    )
+
+    budget = run_budget(records, "tokens")
+    if budget is None or not records:
+        return None
+    verdicts = verdicts_at_budget(task_budget_points(records, "tokens"), budget)
+    known = [bool(v) for v in verdicts.values()]
+    return {
+        "axis": "tokens",
+        "budget": budget,
+        # Over every task, an unknown verdict counted as failed (as pass@1 is).
+        "pass_at_budget": sum(known) / len(known) if known else None,
+    }
+
+
 def _calls_view(calls: list[Any]) -> list[dict[str, Any]]:
     """The trial's calls for the page, each request in full (the log writes a call as
     what it adds to the previous one of its role: core/calllog.py)."""
@@ -228,6 +251,7 @@ _CALL_KEYS = (
     "messages",
     "reply",
     "messages_chars",
+    "temperature_sent",
 )
 
 
@@ -453,6 +477,7 @@ class RunView:
             "answer_key": label_text(s["answer_key"]) if s.get("answer_key") else None,
             "imported": bool(self.meta.get("import")),
             "shards": s.get("shards"),
+            "at_budget": s.get("at_budget"),
             "intervals": with_intervals,
             "success_at_trial": iv.get("success_at_trial"),
             "solved_by_trial": iv.get("solved_by_trial"),
@@ -467,6 +492,9 @@ class RunView:
             "import": self.meta.get("import"),
             "tasks": self.rows(),
             "files": self.files(),
+            # Trials with a self-test result: none (an imported paper log without them,
+            # a strategy that writes none) makes the confusion counts unknown, not zeros.
+            "self_tests_logged": sum(1 for r in self.records if r.get("self_test") is not None),
         }
 
     def files(self) -> dict[str, str | None]:
@@ -521,6 +549,9 @@ def load_run_view(
     summary["answer_key"] = run_answer_key(records, shard_dirs(path) if sharded else [path])
     if sharded:
         summary["shards"] = shard_status(path).to_dict()
+    at_budget = _pass_at_budget(records)
+    if at_budget is not None:
+        summary["at_budget"] = at_budget
     section = summary_section(records)
     if section is not None:
         summary["alfworld"] = section
@@ -607,6 +638,14 @@ def compare(
 
 
 # --------------------------------------------------------------------------- many runs
+
+
+def series_style() -> dict[str, list[str]]:
+    """The report's figure colours and markers (analysis/plots.py PALETTE, MARKERS),
+    for the viewer's overlay of run curves: series i gets colour i and marker i."""
+    from reflexion_bench.analysis.plots import MARKERS, PALETTE
+
+    return {"palette": list(PALETTE), "markers": list(MARKERS)}
 
 
 def _log_stamp(path: Path) -> tuple[int, int]:
@@ -712,6 +751,8 @@ class Catalog:
             "runs": runs,
             "jobs_without_log": pending,
             "configurations": self.configurations(),
+            # The overlay of run curves draws each series as the report's figures do.
+            "series_style": series_style(),
         }
 
     def configurations(self) -> list[dict[str, Any]]:

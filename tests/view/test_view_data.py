@@ -306,3 +306,20 @@ def test_run_slugs_are_folder_names_made_distinct(tmp_path: Path) -> None:
     assert _slugs([a, b, c]) == ["x/a/run", "y/a/run", "other"]
     assert _slugs([b, a]) == ["y/a/run", "x/a/run"]  # the same names whatever the order
     assert _slugs([a, a]) == ["run", "run~2"]  # the same folder twice
+
+
+def test_a_budgeted_run_shows_pass_at_budget_beside_pass_as_ended(project_root: Path) -> None:
+    """The committed 40-task Reflexion run had a 2,500-token budget: the viewer reads
+    pass@1 at that budget the report's strategies table reads (75.0), beside pass@1 as
+    the run ended (67.5)."""
+    from reflexion_bench.analysis.report import build_comparison
+    from reflexion_bench.view.data import load_run_view
+
+    run = project_root / "results" / "strategies-humaneval40" / "reflexion"
+    view = load_run_view(run, "reflexion")
+    at = view.overview()["at_budget"]
+    assert at["budget"] == 2500 and at["axis"] == "tokens"
+    rows = build_comparison([run], n_resamples=100)["strategies"]["rows"]
+    (row,) = [r for r in rows if r["strategy"] == "reflexion"]
+    assert at["pass_at_budget"] == pytest.approx(row["pass_at_budget"]["estimate"])
+    assert at["pass_at_budget"] != pytest.approx(view.summary["final"])

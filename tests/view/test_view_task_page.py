@@ -160,6 +160,24 @@ def test_run_page_shows_config_and_provenance(
     _shot(b, artifacts, "run_config")
 
 
+def test_run_page_shows_pass_at_budget_beside_pass_as_ended(
+    served: tuple[ViewServer, Browser], run_dir: Path
+) -> None:
+    import yaml
+
+    from reflexion_bench.analysis.report import load_summary
+
+    budget = yaml.safe_load((run_dir / "config.yaml").read_text())["budget"]["tokens"]
+    server, b = served
+    _open(b, server.url + "#/run/reflexion", ready="run")
+    rows = dict(zip(b.texts("#rb-summary th"), b.texts("#rb-summary td"), strict=True))
+    label = f"pass@1 at budget ({budget:,} tokens/task)"
+    assert rows[label] == "75.0%"  # the study's headline for this run
+    final = load_summary(run_dir)["final"]
+    assert rows["pass@1 (final) [95% CI]"].startswith(f"{100 * final:.1f}%")
+    assert rows[label] != rows["pass@1 (final) [95% CI]"].split(" ")[0]
+
+
 def _ids(b: Browser) -> list[str]:
     return b.texts("#rb-tasks tbody tr td:first-child")
 

@@ -227,6 +227,7 @@
         table("rb-jobs", ["job folder", "status", "overrides", "error"], index.jobs_without_log.map((j) =>
           h("tr", {}, h("td", {}, j.job_dir), h("td", {}, j.status || NA), h("td", { class: "overrides" }, j.overrides.join(" ")), h("td", {}, pre("error", j.error || ""))))),
       ] : []),
+      ...overlaySection(index),
       h("h2", {}, "Compare two runs task by task"),
       h("p", {}, selA, " vs ", selB, " ",
         h("button", { id: "rb-cmp-go", onclick: () => (location.hash = compareHref(Number(selA.value), Number(selB.value))) }, "compare")),
@@ -237,6 +238,118 @@
     const todo = index.runs.filter((r) => !r.intervals).map((r) => r.id);
     if (todo.length) await fillIntervals(todo, token);
     else document.body.dataset.rbIntervals = "1";
+  }
+
+  // ------------------------------------------------------------------ curve overlay
+  // Chosen runs' success@trial curves on one chart, one series per run, each with the
+  // colour and marker the report's figures give series i (analysis/plots.py PALETTE and
+  // MARKERS, sent by the server as index.series_style), drawn as steps; the legend sits
+  // to the right of the plotting area, never over the data.
+  const SVGNS = "http://www.w3.org/2000/svg";
+  function svgEl(tag, attrs, text) {
+    const el = document.createElementNS(SVGNS, tag);
+    for (const [a, v] of Object.entries(attrs)) el.setAttribute(a, v);
+    if (text !== undefined) el.textContent = text;
+    return el;
+  }
+  // matplotlib marker codes as SVG shapes (radius r around cx, cy).
+  function markerShape(m, cx, cy, r, color) {
+    const poly = (pts) => svgEl("polygon", { points: pts.map(([a, b]) => `${cx + a * r},${cy + b * r}`).join(" ") });
+    const ngon = (n, rot, inner) => {
+      const pts = [];
+      const steps = inner ? 2 * n : n;
+      for (let q = 0; q < steps; q++) {
+        const ang = rot + (q * 2 * Math.PI) / steps;
+        const rr = inner && q % 2 ? inner : 1;
+        pts.push([rr * Math.sin(ang), -rr * Math.cos(ang)]);
+      }
+      return poly(pts);
+    };
+    let el;
+    switch (m) {
+      case "o": el = svgEl("circle", { cx, cy, r }); break;
+      case "s": el = poly([[-0.85, -0.85], [0.85, -0.85], [0.85, 0.85], [-0.85, 0.85]]); break;
+      case "^": el = poly([[0, -1], [1, 0.8], [-1, 0.8]]); break;
+      case "v": el = poly([[0, 1], [1, -0.8], [-1, -0.8]]); break;
+      case "<": el = poly([[-1, 0], [0.8, -1], [0.8, 1]]); break;
+      case ">": el = poly([[1, 0], [-0.8, -1], [-0.8, 1]]); break;
+      case "D": el = poly([[0, -1.1], [0.75, 0], [0, 1.1], [-0.75, 0]]); break;
+      case "P": el = poly([[-0.33, -1], [0.33, -1], [0.33, -0.33], [1, -0.33], [1, 0.33], [0.33, 0.33], [0.33, 1], [-0.33, 1], [-0.33, 0.33], [-1, 0.33], [-1, -0.33], [-0.33, -0.33]]); break;
+      case "X": el = poly([[-0.7, -1], [0, -0.3], [0.7, -1], [1, -0.7], [0.3, 0], [1, 0.7], [0.7, 1], [0, 0.3], [-0.7, 1], [-1, 0.7], [-0.3, 0], [-1, -0.7]]); break;
+      case "*": el = ngon(5, 0, 0.45); break;
+      case "h": el = ngon(6, 0); break;
+      case "p": el = ngon(5, 0); break;
+      default: el = svgEl("circle", { cx, cy, r });
+    }
+    el.setAttribute("fill", color);
+    el.setAttribute("stroke", color);
+    el.setAttribute("class", "marker");
+    el.dataset.marker = m;
+    return el;
+  }
+  function overlaySVG(runs, style) {
+    const k = Math.max(1, ...runs.map((r) => (r.success_at_trial || []).length));
+    const W = 640, L = 44, T = 10, B = 30, PW = 400, LEG = 16;
+    const H = Math.max(240, T + B + runs.length * LEG + 10);
+    const PH = Math.min(H - T - B, 200);
+    const svg = svgEl("svg", { id: "rb-overlay", viewBox: `0 0 ${W} ${H}`, width: W, height: H });
+    const x = (t) => L + (k <= 1 ? PW / 2 : ((t - 1) * PW) / (k - 1));
+    const y = (v) => T + (1 - v) * PH;
+    const plot = svgEl("g", { class: "plot" });
+    for (const v of [0, 0.25, 0.5, 0.75, 1]) {
+      plot.append(svgEl("line", { x1: L, x2: L + PW, y1: y(v), y2: y(v), class: "grid" }));
+      plot.append(svgEl("text", { x: L - 4, y: y(v) + 4, "text-anchor": "end", class: "axis" }, `${v * 100}%`));
+    }
+    for (let t = 1; t <= k; t++) plot.append(svgEl("text", { x: x(t), y: T + PH + 16, "text-anchor": "middle", class: "axis" }, `trial ${t}`));
+    svg.append(plot);
+    const legend = svgEl("g", { class: "legend", transform: `translate(${L + PW + 24},${T + 4})` });
+    runs.forEach((r, n) => {
+      const color = style.palette[n % style.palette.length];
+      const marker = style.markers[n % style.markers.length];
+      const g = svgEl("g", { class: "series" });
+      g.dataset.run = String(r.id);
+      g.dataset.color = color;
+      g.dataset.marker = marker;
+      const p = (r.success_at_trial || []).map((iv, q) => [q + 1, iv && iv.estimate]).filter(([, v]) => v !== null && v !== undefined);
+      if (p.length) {
+        g.append(svgEl("polyline", { class: "line steps", fill: "none", stroke: color,
+          points: stepPoints(p.map(([t, v]) => [x(t), y(v)])).map(([a, b]) => `${a},${b}`).join(" ") }));
+      }
+      for (const [t, v] of p) g.append(markerShape(marker, x(t), y(v), 4, color));
+      svg.append(g);
+      const item = svgEl("g", { class: "legend-item", transform: `translate(0,${n * LEG})` });
+      item.dataset.run = String(r.id);
+      item.append(svgEl("line", { x1: 0, x2: 18, y1: 0, y2: 0, stroke: color }), markerShape(marker, 9, 0, 4, color),
+        svgEl("text", { x: 24, y: 4, class: "axis" }, r.name));
+      legend.append(item);
+    });
+    svg.append(legend);
+    return svg;
+  }
+  const overlayChosen = {};
+  function overlaySection(index) {
+    const style = index.series_style || { palette: ["#000000"], markers: ["o"] };
+    const runs = index.runs;
+    const key = runs.map((r) => r.slug).join("\n");
+    if (!overlayChosen[key]) overlayChosen[key] = new Set(runs.slice(0, Math.min(runs.length, style.palette.length)).map((r) => r.id));
+    const chosen = overlayChosen[key];
+    const box = h("div", { id: "rb-overlay-box" });
+    const draw = () => box.replaceChildren(
+      overlaySVG(runs.filter((r) => chosen.has(r.id)), style),
+      chosen.size > style.palette.length
+        ? h("p", { class: "warning" }, `${chosen.size} runs chosen: colours and markers repeat after ${style.palette.length}`) : "");
+    const checks = h("div", { id: "rb-overlay-runs" }, runs.map((r) => h("label", {},
+      h("input", { type: "checkbox", checked: chosen.has(r.id), dataset: { run: String(r.id) }, onchange: (ev) => {
+        if (ev.currentTarget.checked) chosen.add(r.id); else chosen.delete(r.id);
+        draw();
+      } }), ` ${r.name} `)));
+    draw();
+    return [
+      h("h2", {}, "Curves of chosen runs"),
+      checks,
+      h("figure", {}, box, h("figcaption", {},
+        "success of the submitted candidate after k trials (steps: a task's verdict holds between trials); colours and markers as in the report's figures")),
+    ];
   }
 
   // ------------------------------------------------------------------ run page
@@ -266,15 +379,28 @@
       (series || []).map((iv, i) => [i + 1, iv && iv[key]]).filter(([, v]) => v !== null && v !== undefined);
     const lows = pts(sub, "low"), highs = pts(sub, "high");
     if (lows.length === k && highs.length === k && k > 0) {
-      const poly = [...highs.map(([t, v]) => `${x(t)},${y(v)}`), ...lows.reverse().map(([t, v]) => `${x(t)},${y(v)}`)];
-      add("polygon", { points: poly.join(" "), class: "band" });
+      // The band as steps too: the interval holds between trials, like the estimate.
+      const hi = stepPoints(highs.map(([t, v]) => [x(t), y(v)]));
+      const lo = stepPoints(lows.map(([t, v]) => [x(t), y(v)])).reverse();
+      add("polygon", { points: [...hi, ...lo].map(([a, b]) => `${a},${b}`).join(" "), class: "band" });
     }
     for (const [series, cls] of [[solved, "solved"], [sub, "sub"]]) {
       const p = pts(series, "estimate");
-      if (p.length) add("polyline", { points: p.map(([t, v]) => `${x(t)},${y(v)}`).join(" "), class: cls });
+      if (p.length) add("polyline", { points: stepPoints(p.map(([t, v]) => [x(t), y(v)])).map(([a, b]) => `${a},${b}`).join(" "), class: `${cls} steps` });
       for (const [t, v] of p) add("circle", { cx: x(t), cy: y(v), r: 3, class: cls });
     }
     return svg;
+  }
+  // A trial curve drawn as steps, as the report draws success@trial: a task's verdict
+  // holds between trials, so the value at trial t stays flat until trial t+1, then
+  // rises (a vertical segment), never a slope between two trials.
+  function stepPoints(xy) {
+    const out = [];
+    xy.forEach(([a, b], n) => {
+      if (n > 0) out.push([a, xy[n - 1][1]]);
+      out.push([a, b]);
+    });
+    return out;
   }
 
   const FILTERS = {
@@ -335,12 +461,18 @@
     const rows = [
       ["tasks", `${num(run.n_tasks)}${run.running ? ` (+${run.running} still running, not counted)` : ""}`],
       ["pass@1 (final) [95% CI]", ["final", run.final]],
+      // The study's headline where the run had a budget: what the report's strategies
+      // table reads (each task's last trial paid for within it), not pass@1 as ended.
+      ...(run.at_budget ? [[`pass@1 at budget (${num(run.at_budget.budget)} ${run.at_budget.axis}/task)`,
+        h("span", { id: "rb-at-budget" }, pct(run.at_budget.pass_at_budget))]] : []),
       ["pass@1 over finished tasks", ["final_finished", run.final_finished]],
       ["first try [95% CI]", ["first_try", run.first_try]],
       ["fixes / breaks between trials", `${num(s.fixes)} / ${num(s.breaks)}`],
       ["trial 1 → final: fixed / broken", `${num(ff.fixed)} / ${num(ff.broken)}${ff.unknown ? ` (${ff.unknown} unknown)` : ""}`],
       ["errored tasks", num(s.errored_tasks)],
-      ["self-test TP / FP / FN / TN", `${num(c.tp)} / ${num(c.fp)} / ${num(c.fn)} / ${num(c.tn)} (stopped on a wrong pass: ${num(c.final_fp)})`],
+      ["self-test TP / FP / FN / TN", run.self_tests_logged === 0
+        ? h("span", { id: "rb-self-confusion" }, `${NA} / ${NA} / ${NA} / ${NA} (no self-test results in the log)`)
+        : `${num(c.tp)} / ${num(c.fp)} / ${num(c.fn)} / ${num(c.tn)} (stopped on a wrong pass: ${num(c.final_fp)})`],
       ["model calls / tokens (as run live)", `${num(t.model_calls)} / ${num(t.tokens)}`],
       ["cost as run live / paid now", `${money(t.cost_usd)} / ${money(t.paid_cost_usd)}`],
       ["per task: trials / tokens / wall time", `${num(pt.trials, 2)} / ${num(pt.tokens)} / ${num(pt.wall_time_s, 1)} s`],
@@ -439,8 +571,16 @@
     autoRefresh(run.running > 0, token);
     api.index().then((idx) => {
       if (token !== renderToken || idx.runs.length < 2) return;
-      others.replaceChildren("Compare with: ",
-        ...idx.runs.filter((r) => r.id !== i).flatMap((r) => [h("a", { href: compareHref(i, r.id) }, r.name), " "]));
+      // Only runs of the same benchmark: a paired comparison needs the same tasks.
+      const rest = idx.runs.filter((r) => r.id !== i);
+      const same = rest.filter((r) => r.benchmark === run.benchmark);
+      const skipped = rest.length - same.length;
+      others.replaceChildren(
+        same.length ? h("span", { id: "rb-compare-with" }, "Compare with: ",
+          ...same.flatMap((r) => [h("a", { href: compareHref(i, r.id), dataset: { run: String(r.id) } }, r.name), " "]))
+          : h("span", { class: "muted" }, `No other run of ${run.benchmark} to compare with.`),
+        skipped ? h("span", { class: "muted", id: "rb-compare-skipped" },
+          ` ${skipped} run${skipped === 1 ? "" : "s"} of other benchmarks ${skipped === 1 ? "is" : "are"} not offered: a paired comparison needs the same tasks.`) : "");
     });
     if (run.intervals) document.body.dataset.rbIntervals = "1";
     else await fillIntervals([i], token, (iv) => curve.replaceWith(curveSVG(iv.success_at_trial, iv.solved_by_trial)));
@@ -468,7 +608,40 @@
     if (figs.length) out.push(`, spent ${figs.join(", ")}`);
     return out.join("");
   }
-  function trialColumn(tr, bench) {
+  // A line diff that ignores whitespace (on request): lines compared with runs of
+  // whitespace collapsed and ends trimmed, blank lines left out; shown as the new lines.
+  const wsNorm = (line) => line.replace(/\s+/g, " ").trim();
+  function wsDiff(prev, cur) {
+    const a = String(prev).split("\n").filter((l) => wsNorm(l) !== "");
+    const b = String(cur).split("\n").filter((l) => wsNorm(l) !== "");
+    const na = a.map(wsNorm), nb = b.map(wsNorm);
+    const L = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
+    for (let p = a.length - 1; p >= 0; p--) for (let q = b.length - 1; q >= 0; q--) {
+      L[p][q] = na[p] === nb[q] ? L[p + 1][q + 1] + 1 : Math.max(L[p + 1][q], L[p][q + 1]);
+    }
+    const rows = [];
+    let p = 0, q = 0;
+    while (p < a.length && q < b.length) {
+      if (na[p] === nb[q]) { rows.push([" ", b[q]]); p++; q++; }
+      else if (L[p + 1][q] >= L[p][q + 1]) rows.push(["-", a[p++]]);
+      else rows.push(["+", b[q++]]);
+    }
+    while (p < a.length) rows.push(["-", a[p++]]);
+    while (q < b.length) rows.push(["+", b[q++]]);
+    return rows;
+  }
+  const taskOpts = { ignoreWS: false };
+  function diffSection(tr, prev) {
+    const ws = taskOpts.ignoreWS && prev && prev.candidate !== null && prev.candidate !== undefined &&
+      tr.candidate !== null && tr.candidate !== undefined;
+    const rows = ws ? wsDiff(prev.candidate, tr.candidate) : tr.diff;
+    const changed = rows.some(([op]) => op !== " ");
+    return h("section", { class: "diff-section" }, h("h3", {}, `Diff to trial ${tr.trial - 1}`, ws ? " (whitespace ignored)" : ""),
+      changed ? h("div", { class: "diff" }, rows.map(([op, line]) =>
+        h("div", { class: op === "+" ? "add" : op === "-" ? "del" : "ctx" }, `${op} ${line}`)))
+        : h("p", { class: "muted no-change" }, ws ? "no change but whitespace" : "identical to the previous trial"));
+  }
+  function trialColumn(tr, bench, prev) {
     const parts = [
       h("h2", {}, `Trial ${tr.trial}`, tr.final ? " (submitted)" : "", " ", badge(tr.verdict, "hidden")),
     ];
@@ -502,13 +675,7 @@
     if (tr.candidate !== null && tr.candidate !== undefined) {
       parts.push(section(tr.transcript ? "Answer" : "Candidate", pre("candidate", tr.candidate)));
     } else parts.push(section("Candidate", h("p", { class: "muted" }, "not in the log")));
-    if (tr.diff) {
-      const changed = tr.diff.some(([op]) => op !== " ");
-      parts.push(section(`Diff to trial ${tr.trial - 1}`,
-        changed ? h("div", { class: "diff" }, tr.diff.map(([op, line]) =>
-          h("div", { class: op === "+" ? "add" : op === "-" ? "del" : "ctx" }, `${op} ${line}`)))
-          : h("p", { class: "muted" }, "identical to the previous trial")));
-    }
+    if (tr.diff) parts.push(diffSection(tr, prev));
     if (tr.self_test) {
       const st = tr.self_test;
       const body = [badge(st.passed, "self-tests")];
@@ -575,13 +742,54 @@
     const name = routes[i] ? routes[i].name : run ? run.name : (await api.index()).runs[i].name;
     setCrumbs(h("a", { href: runHref(i) }, name), h("span", {}, taskId));
     const nav = h("nav", { id: "rb-task-nav" });
+    // Trial strip: one cell per trial (its number and hidden verdict); clicking two cells
+    // shows those two trials side by side instead of every column (the default from six
+    // trials on: the last two), so any number of trials fits without horizontal scroll.
+    const n = task.trials.length;
+    const key = `${i}/${taskId}`;
+    if (!taskOpts.pairFor || taskOpts.pairFor !== key) {
+      taskOpts.pairFor = key;
+      taskOpts.pair = n >= 6 ? task.trials.slice(-2).map((tr) => tr.trial) : [];
+    }
+    const trialsBox = h("div", { class: "trials" });
+    const strip = h("div", { id: "rb-strip" });
+    const wsBox = h("input", { type: "checkbox", id: "rb-ignore-ws", checked: taskOpts.ignoreWS, onchange: (ev) => {
+      taskOpts.ignoreWS = ev.currentTarget.checked;
+      drawTrials();
+    } });
+    function drawTrials() {
+      const pair = taskOpts.pair;
+      const showing = pair.length === 2;
+      strip.replaceChildren(h("span", { class: "muted" }, "trials: "),
+        ...task.trials.map((tr) => h("button", {
+          class: `cell ${verdictText(tr.verdict)}${pair.includes(tr.trial) ? " chosen" : ""}`,
+          dataset: { trial: String(tr.trial) }, title: `trial ${tr.trial}: hidden ${verdictText(tr.verdict)}${tr.final ? " (submitted)" : ""}`,
+          onclick: () => {
+            const p = taskOpts.pair.filter((t) => t !== tr.trial);
+            if (p.length === taskOpts.pair.length) p.push(tr.trial);
+            taskOpts.pair = p.slice(-2).sort((a, b) => a - b);
+            drawTrials();
+          } }, h("span", { class: "mark" }, tr.verdict === true ? "✓" : tr.verdict === false ? "✗" : "?"), h("span", { class: "num" }, String(tr.trial)))),
+        " ", h("button", { id: "rb-show-all", disabled: !pair.length, onclick: () => { taskOpts.pair = []; drawTrials(); } }, "show all trials"),
+        h("span", { class: "muted", id: "rb-strip-note" }, showing ? ` showing trials ${pair[0]} and ${pair[1]} side by side` : pair.length === 1 ? ` trial ${pair[0]} chosen: click another to compare` : " click two trials to show them side by side"));
+      trialsBox.classList.toggle("pair", showing);
+      trialsBox.replaceChildren(...task.trials.map((tr, q) => {
+        const col = trialColumn(tr, task.benchmark, q ? task.trials[q - 1] : null);
+        if (showing && !pair.includes(tr.trial)) col.classList.add("off");
+        return col;
+      }));
+      document.body.dataset.rbPair = pair.join(",");
+    }
+    drawTrials();
     main.replaceChildren(
       nav,
       h("h1", { id: "rb-task-id" }, taskId),
       h("p", { class: "muted" }, `${task.trials.length} trial(s) · `,
         task.in_progress ? "still running" : ["submitted: ", badge(task.row.final)],
         task.row.self_fp ? " · a self-test false positive" : ""),
-      h("div", { class: "trials" }, task.trials.map((tr) => trialColumn(tr, task.benchmark))),
+      strip,
+      h("p", { class: "options" }, h("label", {}, wsBox, " ignore whitespace in diffs")),
+      trialsBox,
     );
     ready("task");
     autoRefresh(task.in_progress, token);
