@@ -96,14 +96,17 @@ class SweepIndex(Callback):
         # and resumes) and its overrides; the counts come from the index as this job's
         # line was appended (under the lock), so they only grow.
         counts = {**job_counts(index), **task_counts(index)}
-        print(
+        line = (
             f"[sweep job {record['job_num']}: {' '.join(record['overrides'])}] "
             f"{record['status']}; jobs done {counts['done']} running {counts['running']} "
             f"failed {counts['failed']}; tasks errored {counts['errored']} of {counts['tasks']}"
-            + (f"; error: {record['error']}" if record.get("error") else ""),
-            file=sys.stderr,
-            flush=True,
+            + (f"; error: {record['error']}" if record.get("error") else "")
         )
+        # One write of the whole line: jobs in parallel processes share the terminal,
+        # and a line written in two parts (print writes the text, then the newline) can
+        # be split by another job's line (seen under load in CI: 3 lines for 4).
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
         from hydra.core.hydra_config import HydraConfig
