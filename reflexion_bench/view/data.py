@@ -199,6 +199,26 @@ def _self_test_view(st: Any) -> dict[str, Any] | None:
     }
 
 
+def _shard_jobs(folder: Path, jobs: dict[Path, dict[str, Any]]) -> dict[str, Any] | None:
+    """The sweep jobs of a sharded experiment's shards (taken out of ``jobs``) as one:
+    its overrides with ``shard=*/N``, done when every shard's job is."""
+    from reflexion_bench.runner.shards import is_shard_set, shard_children
+
+    if not is_shard_set(folder):
+        return None
+    children = shard_children(folder)
+    parts = [j for _, p in children.values() if (j := jobs.pop(p.resolve(), None))]
+    if not parts:
+        return None
+    count = max(c for c, _ in children.values())
+    statuses = {str(j.get("status")) for j in parts}
+    status = "failed" if "failed" in statuses else "running" if statuses != {"done"} else "done"
+    if status == "done" and len(parts) < count:
+        status = "running"  # a shard's job has not started yet
+    overrides = [o for o in parts[0].get("overrides") or [] if not str(o).startswith("shard=")]
+    return {"overrides": [*overrides, f"shard=*/{count}"], "status": status}
+
+
 def _pass_at_budget(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """pass@1 at the per-task token budget the run was given, as the report's strategies
     table reads it (each task's last trial paid for within the budget), beside pass@1 as
@@ -733,6 +753,8 @@ class Catalog:
                 **self.run(i).overview(with_intervals=with_intervals),
             }
             job = jobs.pop(d.resolve(), None)
+            if job is None:
+                job = _shard_jobs(d, jobs)
             if job is not None:
                 row["overrides"] = job.get("overrides") or []
                 row["job_status"] = job.get("status")

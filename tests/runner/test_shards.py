@@ -143,6 +143,11 @@ def test_compare_and_the_viewer_take_the_experiment_as_one_run(
     overview = catalog.run(0).overview()
     assert overview["n_tasks"] == 7
     assert overview["shards"]["complete"] is True and overview["shards"]["count"] == 2
+    # The sweep page: the shards' two jobs are the experiment's row, not jobs without a log.
+    index = catalog.index()
+    assert index["jobs_without_log"] == []
+    (row,) = index["runs"]
+    assert row["job_status"] == "done" and "shard=*/2" in row["overrides"]
 
 
 def _copy_experiment(sweep: Path, dest: Path) -> Path:
