@@ -88,6 +88,30 @@ def test_the_plan_cuts_mbpp_only_past_eight_hours(
     assert ("cut" in readme) == (mbpp < 397)
 
 
+def test_a_pilot_step_run_over_two_sessions_counts_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    _pilot(tmp_path, {"humaneval": 10.0, "mbpp": 10.0})
+    rows = [json.loads(x) for x in (tmp_path / "compute.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if (r["benchmark"], r["arm"]) != ("mbpp", "retry")]
+    cut = {"benchmark": "mbpp", "arm": "retry", "interrupted": True}
+    rows += [
+        {**cut, "from_tasks": 0, "to_tasks": 14, "wall_s": 700.0},
+        {**cut, "from_tasks": 14, "to_tasks": 20, "wall_s": 500.0, "interrupted": False},
+    ]
+    (tmp_path / "compute.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    per = s.estimate()
+    assert per["mbpp"]["retry"] == pytest.approx((700 + 500) / 20)
+    assert per["humaneval"]["retry"] == pytest.approx(10.0)
+    # Only the first part: the arm has not reached the pilot's size.
+    (tmp_path / "compute.jsonl").write_text(
+        json.dumps({**cut, "from_tasks": 0, "to_tasks": 14, "wall_s": 700.0}) + "\n"
+    )
+    assert "mbpp" not in s.estimate()
+
+
 def test_the_plan_refuses_an_incomplete_pilot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
