@@ -244,15 +244,25 @@ def pilot(args: argparse.Namespace) -> None:
 
 
 def estimate() -> dict[str, Any]:
-    """Minutes per task of every arm, from the pilot's steps in compute.jsonl."""
+    """Seconds per task of every arm, from the pilot's steps in compute.jsonl: an arm's
+    pilot may have run over several sessions (a step interrupted at a session's end and
+    resumed), so its steps up to the pilot's size are added up; the time of an
+    interrupted step counts in full (its last tasks in flight were lost and redone: a
+    conservative estimate). An arm whose steps do not reach the pilot's size is missing."""
     rows = []
     path = STUDY / "compute.jsonl"
     if path.is_file():
         rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-    per: dict[str, dict[str, float]] = {}
+    spent: dict[tuple[str, str], list[float]] = {}
     for r in rows:
-        if r["from_tasks"] == 0 and r["to_tasks"] >= PILOT and not r["interrupted"]:
-            per.setdefault(r["benchmark"], {})[r["arm"]] = r["wall_s"] / r["to_tasks"]
+        if r["to_tasks"] <= PILOT:
+            acc = spent.setdefault((r["benchmark"], r["arm"]), [0.0, 0.0])
+            acc[0] += float(r["wall_s"])
+            acc[1] = max(acc[1], float(r["to_tasks"]))
+    per: dict[str, dict[str, float]] = {}
+    for (bench, arm), (wall, tasks) in spent.items():
+        if tasks >= PILOT:
+            per.setdefault(bench, {})[arm] = wall / tasks
     return per
 
 
