@@ -17,11 +17,11 @@ from reflexion_bench.runner.runlog import load_run_records
 def load_summary(run_dir: Path) -> dict[str, Any]:
     from reflexion_bench.analysis.alfworld import summary_section
     from reflexion_bench.analysis.rescore import with_rescore
-    from reflexion_bench.runner.shards import is_shard_set, shard_dirs, shard_status
+    from reflexion_bench.runner.shards import is_shard_set, run_parts, shard_status
 
     # A sharded experiment's folder: its shards' logs together, each with its own files.
     sharded = is_shard_set(run_dir)
-    dirs = shard_dirs(run_dir) if sharded else [run_dir]
+    dirs = run_parts(run_dir)
     # Plus verdicts of `reflexion-bench rescore` (rescore_plus.jsonl), when present.
     records = [r for d in dirs for r in with_rescore(load_run_records(d), d)]
     summary = summarize(records)

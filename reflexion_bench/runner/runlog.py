@@ -143,13 +143,11 @@ def effective_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
 def run_log_files(run_dir: Path) -> list[Path]:
     """The logs of a run folder (or a log file path): its ``log.jsonl``, or for the
     folder of a sharded experiment the logs of its ``shard-I-of-N`` folders, by index."""
-    from reflexion_bench.runner.shards import is_shard_set, shard_dirs
+    from reflexion_bench.runner.shards import run_parts
 
     if not run_dir.is_dir():
         return [run_dir]
-    if is_shard_set(run_dir):
-        return [d / LOG_NAME for d in shard_dirs(run_dir)]
-    return [run_dir / LOG_NAME]
+    return [d / LOG_NAME for d in run_parts(run_dir)]
 
 
 def iter_run_records(run_dir: Path) -> Iterator[dict[str, Any]]:

@@ -226,12 +226,15 @@ def shard_status(folder: Path, finished: dict[int, set[str]] | None = None) -> S
     return status
 
 
+def run_parts(folder: Path) -> list[Path]:
+    """The folders holding ``folder``'s logs: its shard folders if it is a sharded
+    experiment, else the folder itself."""
+    return shard_dirs(folder) if is_shard_set(folder) else [folder]
+
+
 def expand_shards(run_dirs: Sequence[Path]) -> list[Path]:
     """``run_dirs`` with each sharded experiment's folder replaced by its shard folders."""
-    out: list[Path] = []
-    for d in run_dirs:
-        out.extend(shard_dirs(d) if is_shard_set(d) else [d])
-    return out
+    return [part for d in run_dirs for part in run_parts(d)]
 
 
 def shard_warnings(run_dirs: Sequence[Path]) -> list[str]:

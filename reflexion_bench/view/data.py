@@ -563,11 +563,11 @@ def load_run_view(
     records = effective_records(raw)
     # As report.load_summary, from the records already read (one pass over the log).
     summary = summarize(records)
-    from reflexion_bench.runner.shards import is_shard_set, shard_dirs, shard_status
+    from reflexion_bench.runner.shards import run_parts, shard_status
 
-    sharded = is_shard_set(path)
-    summary["answer_key"] = run_answer_key(records, shard_dirs(path) if sharded else [path])
-    if sharded:
+    parts = run_parts(path)
+    summary["answer_key"] = run_answer_key(records, parts)
+    if parts != [path]:
         summary["shards"] = shard_status(path).to_dict()
     at_budget = _pass_at_budget(records)
     if at_budget is not None:

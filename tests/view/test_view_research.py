@@ -219,21 +219,26 @@ def test_overlay_of_12_runs_has_12_distinguishable_series(
         )
 
 
+def _first_task(run: Path) -> tuple[list[dict[str, Any]], str]:
+    """The trials of the run's first logged task and its page's URL fragment."""
+    from urllib.parse import quote
+
+    task_id = _records(run)[0]["task_id"]
+    return _trials(run, task_id), f"#/run/{run.name}/task/{quote(task_id, safe='')}"
+
+
 def test_trial_strip_shows_two_chosen_trials_side_by_side(
     toy_runs: dict[str, Any],
     artifacts: Path,  # noqa: F811
 ) -> None:
     run = toy_runs["long"]
-    task_id = _records(run)[0]["task_id"]
-    trials = _trials(run, task_id)
+    trials, url = _first_task(run)
     assert len(trials) >= 8
     expected = [
         ("✓" if (t.get("hidden") or {}).get("passed") else "✗") + str(t["trial"]) for t in trials
     ]
-    from urllib.parse import quote
-
     with ViewServer(Catalog([run], n_resamples=50)) as server, Browser(width=1280) as b:
-        _open(b, server.url + f"#/run/long/task/{quote(task_id, safe='')}", ready="task")
+        _open(b, server.url + url, ready="task")
         cells = [x.replace(" ", "") for x in b.texts("#rb-strip button.cell")]
         assert cells == expected
         visible = "[...document.querySelectorAll('.trial')].filter(e => e.offsetParent !== null).map(e => e.dataset.trial)"
@@ -267,17 +272,14 @@ def test_diffs_ignore_whitespace_on_request(
     artifacts: Path,  # noqa: F811
 ) -> None:
     run = toy_runs["ws"]
-    task_id = _records(run)[0]["task_id"]
-    trials = _trials(run, task_id)
+    trials, url = _first_task(run)
     cands = [t["candidate"] for t in trials]
     assert len(cands) == 3 and cands[0] != cands[1]
     assert [" ".join(x.split()) for x in cands[0].splitlines()] == [
         " ".join(x.split()) for x in cands[1].splitlines() if x.strip()
     ]  # trial 2 differs from trial 1 only in whitespace
-    from urllib.parse import quote
-
     with ViewServer(Catalog([run], n_resamples=50)) as server, Browser() as b:
-        _open(b, server.url + f"#/run/ws/task/{quote(task_id, safe='')}", ready="task")
+        _open(b, server.url + url, ready="task")
         changed = 'document.querySelectorAll(\'.trial[data-trial="%s"] .diff .add, .trial[data-trial="%s"] .diff .del\').length'
         assert b.evaluate(changed % (2, 2)) > 0  # whitespace counts by default
         assert b.evaluate(changed % (3, 3)) > 0
