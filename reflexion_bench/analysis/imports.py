@@ -164,6 +164,9 @@ class Detected:
     strategy_original: str
     model: str
     max_iters: int | None
+    #: Where ``model`` came from: ``"file name"``, ``"folder name"``, a sentence naming
+    #: the sibling logs it was read from, or ``"unknown"``.
+    model_source: str = "file name"
 
 
 def _id_of(row: dict[str, Any]) -> Any:
@@ -248,7 +251,11 @@ def detect_programming(src: Path, rows: Sequence[dict[str, Any]]) -> Detected:
             guessed = guess_strategy(folder)
         original = next((k for k, v in STRATEGY_NAMES.items() if v == guessed), guessed)
         max_iters = None
-        model = next((v for k, v in _MODELS if k in f"{folder}/{name}".lower()), "unknown")
+        model = _model_named(f"{folder}/{name}")
+    if model == "unknown":
+        model_source = "unknown"
+    else:
+        model_source = "file name" if m or _model_named(name) == model else "folder name"
     lang_field = str(rows[0].get("language") or "").lower()
     path_text = f"{folder}/{name}"
     if lang_field in ("rs", "rust"):
@@ -271,6 +278,8 @@ def detect_programming(src: Path, rows: Sequence[dict[str, Any]]) -> Detected:
         bench += "_rs"
     if bench == "humaneval_rs" and len(rows) == 50 and "hard" in path_text.lower():
         bench = "humaneval_rs_hard50"
+    if model == "unknown" and bench is not None:
+        model, model_source = _model_of_siblings(src, bench, language)
     return Detected(
         benchmark=bench,
         language=language,
@@ -278,7 +287,52 @@ def detect_programming(src: Path, rows: Sequence[dict[str, Any]]) -> Detected:
         strategy_original=original,
         model=model,
         max_iters=max_iters,
+        model_source=model_source,
     )
+
+
+def _model_named(text: str) -> str:
+    """The model a log's path names (``unknown`` where it names none)."""
+    m = _RUN_NAME.search(Path(text).name)
+    if m:
+        return m.group(3)
+    return next((v for k, v in _MODELS if k in text.lower()), "unknown")
+
+
+def _model_of_siblings(src: Path, bench: str, language: str) -> tuple[str, str]:
+    """The model of a log whose name names none, read from the logs beside it.
+
+    The paper's HumanEval-py Reflexion log (``reflexion_humaneval_py_pass_at_1``) names
+    no model while its one-attempt partner (``simple_humaneval_py_gpt-4``) does; reading
+    one as ``gpt-4`` and the other as ``unknown`` would keep the pair out of every paired
+    table. The original harness wrote one run per folder (``root/<run>/<file>``) and the
+    shared sample keeps them flat, so both layouts are searched: the other logs of the
+    same benchmark and language there, by their names only (no rows read). Only a
+    unanimous answer is taken, and the manifest says where it came from; several
+    models, or none, leave ``unknown``."""
+    here = src.resolve()
+    candidates = {p.resolve() for p in src.parent.glob("*.jsonl")}
+    candidates |= {p.resolve() for p in src.parent.parent.glob("*/*.jsonl")}
+    candidates.discard(here)
+    named: dict[str, list[str]] = {}
+    for p in sorted(candidates):
+        text = f"{p.parent.name}/{p.name}"
+        if (guess_benchmark(p.name) or guess_benchmark(p.parent.name)) != bench:
+            continue
+        rusty = bool(re.search(r"(^|[_\-./])(rs|rust)([_\-./]|$)", text.lower()))
+        if rusty != (language == "rust"):
+            continue
+        model = _model_named(text)
+        if model != "unknown":
+            named.setdefault(model, []).append(p.name)
+    if len(named) != 1:
+        return (
+            "unknown",
+            "unknown" if not named else f"unknown (logs beside it name {sorted(named)})",
+        )
+    ((model, names),) = named.items()
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return model, f"the other {bench} logs beside it ({shown}), all {model}"
 
 
 def _trials_of(det: Detected, reflections: int) -> tuple[int, str]:
@@ -598,6 +652,7 @@ def import_programming(
         "strategy": strat,
         "strategy_original": det.strategy_original,
         "model": model_name,
+        "model_source": "--model" if model else det.model_source,
         "max_iters": det.max_iters,
         "tasks": len(rows),
         "trial_records": len(records),

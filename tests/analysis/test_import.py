@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from reflexion_bench.analysis.imports import ImportError_, import_alfworld, import_programming
+from reflexion_bench.analysis.imports import (
+    ImportError_,
+    detect_programming,
+    import_alfworld,
+    import_programming,
+    read_programming_rows,
+)
 from reflexion_bench.commands import import_logs, report
 from reflexion_bench.runner.runlog import load_run_records
 
@@ -169,3 +175,53 @@ def test_import_errors_name_what_to_fix(tmp_path: Path, capsys: pytest.CaptureFi
         import_logs.main(["--kind", "alfworld", str(tmp_path), "--out", str(tmp_path / "o2")]) == 2
     )
     assert "env_results_trial_" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "reflexion-original-logs/programming/reflexion_humaneval_py_pass_at_1.jsonl",
+        "reflexion-original-repo/programming_runs/root/reflexion_humaneval_py_pass_at_1/"
+        "reflexion_humaneval_py_pass_at_1.jsonl",
+    ],
+)
+def test_a_log_naming_no_model_takes_its_partners_model(shared_data: Path, rel: str) -> None:
+    """The paper's HumanEval-py Reflexion log names no model; its one-attempt partner
+    (flat sample) or every other HumanEval-py log of the repository names gpt-4, so both
+    logs of the pair read as gpt-4, and the manifest says where that came from."""
+    src = shared_data / rel
+    det = detect_programming(src, read_programming_rows(src))
+    assert det.model == "gpt-4"
+    assert "beside it" in det.model_source and "gpt-4" in det.model_source
+    # The partner itself is read from its own file name.
+    partner = shared_data / "reflexion-original-logs/programming/simple_humaneval_py_gpt-4.jsonl"
+    pdet = detect_programming(partner, read_programming_rows(partner))
+    assert (pdet.model, pdet.model_source) == ("gpt-4", "file name")
+
+
+def _log(path: Path, task: str = "HumanEval/0") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"task_id": task, "solution": "pass", "is_solved": "False"}) + "\n")
+    return path
+
+
+def test_sibling_models_are_taken_only_when_unanimous(tmp_path: Path) -> None:
+    src = _log(tmp_path / "flat" / "reflexion_humaneval_py_run.jsonl")
+    # Nothing beside it: unknown.
+    assert detect_programming(src, read_programming_rows(src)).model == "unknown"
+    # Another benchmark's or language's log does not count.
+    _log(tmp_path / "flat" / "simple_mbpp_py_gpt-4.jsonl")
+    _log(tmp_path / "flat" / "simple_humaneval_rs_gpt-4.jsonl")
+    assert detect_programming(src, read_programming_rows(src)).model == "unknown"
+    # One HumanEval-py partner naming a model: taken.
+    _log(tmp_path / "flat" / "simple_humaneval_py_gpt-3.5-turbo.jsonl")
+    det = detect_programming(src, read_programming_rows(src))
+    assert det.model == "gpt-3.5-turbo"
+    assert "simple_humaneval_py_gpt-3.5-turbo.jsonl" in det.model_source
+    # Two partners disagreeing: unknown again, and the manifest says why.
+    _log(tmp_path / "flat" / "testacc_humaneval_py_gpt-4.jsonl")
+    det = detect_programming(src, read_programming_rows(src))
+    assert det.model == "unknown" and "gpt-3.5-turbo" in det.model_source
+    # --model wins over anything detected, and the manifest says so.
+    manifest = import_programming(src, tmp_path / "out", model="claude")
+    assert (manifest["model"], manifest["model_source"]) == ("claude", "--model")
