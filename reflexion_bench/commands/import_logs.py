@@ -46,7 +46,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--benchmark", help="benchmark name in reports (default: detected)")
     p.add_argument("--strategy", help="strategy name (default: detected from the file/folder)")
-    p.add_argument("--model", help="model name (default: from the file name, else unknown)")
+    p.add_argument(
+        "--model",
+        help="model name (default: from the file or folder name, else the one model every "
+        "other log of the benchmark beside it names, else unknown)",
+    )
     p.add_argument("--no-rescore", action="store_true", help="keep only the logged verdicts")
     p.add_argument(
         "--repair-rust-braces",
@@ -109,6 +113,11 @@ def main(argv: list[str]) -> int:
     summary = write_run_outputs(args.out)
     print(format_table(summary))
     rescored = manifest.get("rescored_passed")
+    source = manifest.get("model_source")
+    if source and source not in ("file name", "folder name", "--model"):
+        # A model inferred from the logs beside it (or none found) is said, so that a
+        # wrong inference is seen and overridden with --model.
+        print(f"model {manifest['model']}: from {source} (--model sets it)")
     print(
         f"imported {manifest['tasks']} tasks ({manifest['trial_records']} trial records) of "
         f"{manifest['benchmark']} / {manifest['strategy']} / {manifest['model']} into {args.out}: "

@@ -205,7 +205,9 @@ def _log(path: Path, task: str = "HumanEval/0") -> Path:
     return path
 
 
-def test_sibling_models_are_taken_only_when_unanimous(tmp_path: Path) -> None:
+def test_sibling_models_are_taken_only_when_unanimous(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = _log(tmp_path / "flat" / "reflexion_humaneval_py_run.jsonl")
     # Nothing beside it: unknown.
     assert detect_programming(src, read_programming_rows(src)).model == "unknown"
@@ -218,6 +220,15 @@ def test_sibling_models_are_taken_only_when_unanimous(tmp_path: Path) -> None:
     det = detect_programming(src, read_programming_rows(src))
     assert det.model == "gpt-3.5-turbo"
     assert "simple_humaneval_py_gpt-3.5-turbo.jsonl" in det.model_source
+    # The import says where the model came from (so a wrong guess is seen).
+    out = tmp_path / "cli"
+    assert (
+        import_logs.main(["--kind", "programming", str(src), "--out", str(out), "--no-rescore"])
+        == 0
+    )
+    said = capsys.readouterr().out
+    assert "model gpt-3.5-turbo: from the other humaneval logs beside it" in said
+    assert json.loads((out / "import.json").read_text())["model"] == "gpt-3.5-turbo"
     # Two partners disagreeing: unknown again, and the manifest says why.
     _log(tmp_path / "flat" / "testacc_humaneval_py_gpt-4.jsonl")
     det = detect_programming(src, read_programming_rows(src))
