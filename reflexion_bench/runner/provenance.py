@@ -334,6 +334,11 @@ def record_start(
         data_files=hash_data_files(data_file_paths(opened, excluded), stamp_dir),
         start_time=start_time,
     )
+    # The tasks this session was asked to finish (limit/task_ids/shard applied): a
+    # live run's viewer page says "N of M planned", not only how many are running.
+    tasks = getattr(ctx, "tasks", None)
+    if tasks is not None:
+        record["tasks_planned"] = len(tasks)
     if forced:
         # Resumed with resume_force=true: the log mixes these settings.
         record["resume_forced"] = {k: {"old": old, "new": new} for k, (old, new) in forced.items()}

@@ -169,9 +169,15 @@ def test_resumed_run_keeps_earlier_sessions_and_report_flags_a_mixed_run(tmp_pat
     ]
     assert cli(*base, "limit=2").returncode == 0
     first = json.loads((run / "provenance.json").read_text())
-    assert cli(*base, "limit=2").returncode == 0
+    assert cli(*base, "limit=3").returncode == 0
     second = json.loads((run / "provenance.json").read_text())
     assert [s["start_time"] for s in second["previous_sessions"]] == [first["start_time"]]
+    # Each session records the tasks it was asked to finish (a grown limit included).
+    assert (first["tasks_planned"], second["tasks_planned"]) == (2, 3)
+    assert second["previous_sessions"][0]["tasks_planned"] == 2
+    # That is no difference a report warns about: only the model's is below.
+    clean = cli("report", str(run), "--no-write")
+    assert clean.returncode == 0 and "provenance field" not in clean.stderr, clean.stderr
 
     # A session under another model identity (as a forced resume with another server
     # behind the same name would leave): report names the run and both sessions.
