@@ -275,6 +275,69 @@ _CALL_KEYS = (
 )
 
 
+def episode_text(rec: dict[str, Any]) -> str | None:
+    """What a trial *did* in an ALFWorld or HotpotQA episode: its actions and thoughts,
+    one per line (observations left out: they follow from the actions). Two trials'
+    episodes are compared by these lines; their outcome texts ("not won: step limit
+    reached") say nothing of how they differ. None for code benchmarks."""
+    steps = transcript(rec)
+    if steps is None:
+        return None
+    return "\n".join(s["text"] for s in steps if s["kind"] in ("act", "think"))
+
+
+def _signal_titles(rec: dict[str, Any]) -> tuple[str, str]:
+    """The headings of a trial's in-loop verdict and of its score, saying truthfully
+    what the loop saw. Read from the trial's logged ``answer_key_uses`` (every read of
+    the answer key by a loop role; core/answer_key.py): ALFWorld's evaluator reads the
+    game's own success and HotpotQA's paper evaluator the gold answer, so their score is
+    no hidden verdict; the code benchmarks' self-tests are the model's own and their
+    hidden tests never reach the loop. A log without the field (imported) says so."""
+    bench = str(rec.get("benchmark") or "")
+    uses = rec.get("answer_key_uses")
+    sources = sorted(uses) if isinstance(uses, dict) else []
+    if bench == "alfworld":
+        in_loop = (
+            "Game signal (in the loop: the evaluator sees whether the game was won)"
+            if "evaluator.env_success" in sources or not isinstance(uses, dict)
+            else "In-loop evaluation"
+        )
+    elif bench.startswith("hotpot"):
+        in_loop = (
+            "Exact match with the gold answer (in the loop)"
+            if "evaluator.gold_answer" in sources
+            else "In-loop evaluation"
+        )
+    else:
+        in_loop = "Self-tests (in the loop)"
+    code = not (bench == "alfworld" or bench.startswith("hotpot"))
+    if sources:
+        score = f"Score (the answer key, which the loop also read: {', '.join(sources)})"
+    elif not isinstance(uses, dict):
+        score = (
+            "Score (the game's success)"
+            if bench == "alfworld"
+            else "Hidden tests (whether the loop saw them is not in this log)"
+            if code
+            else "Score (whether the loop saw the answer key is not in this log)"
+        )
+    else:
+        score = (
+            "Hidden tests (never shown to the loop)" if code else "Score (never shown to the loop)"
+        )
+    return in_loop, score
+
+
+def _signal_labels(rec: dict[str, Any]) -> tuple[str, str]:
+    """Short verdict labels (badges): ``self-tests``/``hidden`` only where the loop's
+    verdict is the model's own tests and the score is hidden from it."""
+    bench = str(rec.get("benchmark") or "")
+    uses = rec.get("answer_key_uses")
+    code = not (bench == "alfworld" or bench.startswith("hotpot"))
+    hidden = code and not (isinstance(uses, dict) and uses)
+    return ("self-tests" if code else "in loop"), ("hidden" if hidden else "score")
+
+
 def trial_view(rec: dict[str, Any], prev: dict[str, Any] | None) -> dict[str, Any]:
     """Everything the task page shows of one trial."""
     hidden_raw = rec.get("hidden")
@@ -283,12 +346,29 @@ def trial_view(rec: dict[str, Any], prev: dict[str, Any] | None) -> dict[str, An
     extra: dict[str, Any] = extra_raw if isinstance(extra_raw, dict) else {}
     calls = rec.get("model_calls")
     steps = transcript(rec)
+    episode = episode_text(rec)
+    in_loop_title, score_title = _signal_titles(rec)
+    in_loop_label, score_label = _signal_labels(rec)
+    if prev is None:
+        diff = None
+    elif episode is not None:
+        diff = _diff(episode_text(prev), episode)
+    else:
+        diff = _diff(prev.get("candidate"), rec.get("candidate"))
     return {
         "trial": int(rec["trial"]),
         "final": bool(rec.get("final")),
         "attempt_id": rec.get("attempt_id"),
         "candidate": rec.get("candidate"),
-        "diff": None if prev is None else _diff(prev.get("candidate"), rec.get("candidate")),
+        "diff": diff,
+        # Episodes (ALFWorld, HotpotQA) are compared by their actions, code by its text.
+        "diff_of": "episode" if episode is not None else "candidate",
+        "episode": episode,
+        "in_loop_title": in_loop_title,
+        "score_title": score_title,
+        "in_loop_label": in_loop_label,
+        "score_label": score_label,
+        "answer_key_uses": rec.get("answer_key_uses"),
         "self_test": _self_test_view(rec.get("self_test")),
         "reflection": rec.get("reflection"),
         "memory_shown": rec.get("memory_shown"),
@@ -485,6 +565,7 @@ class RunView:
             "model": s.get("model"),
             "n_tasks": s.get("n_tasks", 0),
             "running": len([t for t in self.running if t not in self._by_task]),
+            "planned": self.planned(),
             "final": iv.get("final"),
             "first_try": iv.get("first_try"),
             "final_finished": iv.get("final_finished"),
@@ -516,6 +597,22 @@ class RunView:
             # a strategy that writes none) makes the confusion counts unknown, not zeros.
             "self_tests_logged": sum(1 for r in self.records if r.get("self_test") is not None),
         }
+
+    def planned(self) -> int | None:
+        """The tasks the run's latest session was asked to finish (``tasks_planned`` in
+        ``provenance.json``), so that a live run reads "12 of 164"; None where the
+        provenance does not say (older or imported runs). A sharded run sums its shards."""
+        from reflexion_bench.runner.provenance import read_provenance
+        from reflexion_bench.runner.shards import run_parts
+
+        total = 0
+        for part in run_parts(self.path):
+            prov = read_provenance(part)
+            planned = prov.get("tasks_planned") if prov else None
+            if not isinstance(planned, int):
+                return None
+            total += planned
+        return total
 
     def files(self) -> dict[str, str | None]:
         """The run folder's ``config.yaml`` and ``provenance.json`` as text (secrets are

@@ -108,6 +108,13 @@ def test_live_run_shows_running_tasks_and_new_trials(
     catalog = Catalog([live], n_resamples=500)
     page = catalog.run_page(0)
     assert page["n_tasks"] == 1 and page["running"] == 1  # metrics count finished tasks
+    assert page["planned"] is None  # no provenance.json: the plan is unknown
+    # The runner's session record says how many tasks it was asked to finish.
+    from reflexion_bench.runner.provenance import write_provenance
+
+    write_provenance(live, {"start_time": "2026-12-05T00:00:00+00:00", "tasks_planned": 2})
+    page = catalog.run_page(0)
+    assert page["planned"] == 2 and catalog.index()["runs"][0]["planned"] == 2
     rows = {r["id"]: r for r in page["tasks"]}
     assert rows["HumanEval/0"]["in_progress"] and rows["HumanEval/0"]["verdicts"] == [False]
     with log.open("a") as fh:  # the run goes on: trials 2 and 3 arrive

@@ -107,6 +107,8 @@
   function verdictText(v) {
     return v === true ? "pass" : v === false ? "fail" : "unknown";
   }
+  // "of N planned" where the run's session planned more tasks than have finished.
+  const planned = (r) => (typeof r.planned === "number" && r.planned > r.n_tasks ? ` of ${num(r.planned)} planned` : "");
   function badge(v, label) {
     return h("span", { class: `verdict ${verdictText(v)}` }, label ? `${label}: ${verdictText(v)}` : verdictText(v));
   }
@@ -116,6 +118,8 @@
   const slugOf = (i) => (routes[i] ? routes[i].slug : String(i));
   const runHref = (i) => `#/run/${encodeURIComponent(slugOf(i))}`;
   const taskHref = (i, t) => `${runHref(i)}/task/${encodeURIComponent(t)}`;
+  // One task in two runs side by side: `#/run/<A>/task/<id>/vs/<B>`.
+  const taskVsHref = (i, t, j) => `${taskHref(i, t)}/vs/${encodeURIComponent(slugOf(j))}`;
   const compareHref = (i, j) => `#/compare/${encodeURIComponent(slugOf(i))}/${encodeURIComponent(slugOf(j))}`;
   // Task ids in natural order: HumanEval/2 before HumanEval/10.
   const collator = new Intl.Collator("en", { numeric: true });
@@ -178,7 +182,7 @@
           r.job_status && r.job_status !== "done" ? [" ", h("span", { class: `verdict ${r.job_status === "failed" ? "fail" : "running"}` }, r.job_status)] : null),
         swept ? h("td", { class: "overrides" }, (r.overrides || []).join(" ")) : null,
         h("td", {}, r.benchmark), h("td", {}, r.strategy), h("td", {}, r.model),
-        h("td", { class: "n" }, r.n_tasks, r.running ? ` (+${r.running} running)` : ""),
+        h("td", { class: "n" }, r.n_tasks, planned(r), r.running ? ` (+${r.running} running)` : ""),
         ivCell(r.id, "final", r.final),
         ivCell(r.id, "first_try", r.first_try),
         h("td", { class: "n" }, `${num(r.fixes)}/${num(r.breaks)}`),
@@ -459,7 +463,7 @@
     const t = s.totals || {};
     const pt = s.per_task_mean || {};
     const rows = [
-      ["tasks", `${num(run.n_tasks)}${run.running ? ` (+${run.running} still running, not counted)` : ""}`],
+      ["tasks", `${num(run.n_tasks)}${planned(run)}${run.running ? ` (+${run.running} still running, not counted)` : ""}`],
       ["pass@1 (final) [95% CI]", ["final", run.final]],
       // The study's headline where the run had a budget: what the report's strategies
       // table reads (each task's last trial paid for within it), not pass@1 as ended.
@@ -611,10 +615,12 @@
   // A line diff that ignores whitespace (on request): lines compared with runs of
   // whitespace collapsed and ends trimmed, blank lines left out; shown as the new lines.
   const wsNorm = (line) => line.replace(/\s+/g, " ").trim();
-  function wsDiff(prev, cur) {
-    const a = String(prev).split("\n").filter((l) => wsNorm(l) !== "");
-    const b = String(cur).split("\n").filter((l) => wsNorm(l) !== "");
-    const na = a.map(wsNorm), nb = b.map(wsNorm);
+  const wsDiff = (prev, cur) => lineDiff(prev, cur, true);
+  // A longest-common-subsequence line diff as [op, line] rows; `ws` ignores whitespace.
+  function lineDiff(prev, cur, ws) {
+    const a = String(prev).split("\n").filter((l) => !ws || wsNorm(l) !== "");
+    const b = String(cur).split("\n").filter((l) => !ws || wsNorm(l) !== "");
+    const na = ws ? a.map(wsNorm) : a, nb = ws ? b.map(wsNorm) : b;
     const L = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
     for (let p = a.length - 1; p >= 0; p--) for (let q = b.length - 1; q >= 0; q--) {
       L[p][q] = na[p] === nb[q] ? L[p + 1][q + 1] + 1 : Math.max(L[p + 1][q], L[p][q + 1]);
@@ -631,19 +637,22 @@
     return rows;
   }
   const taskOpts = { ignoreWS: false };
+  // What a trial's diff compares: an episode's actions (ALFWorld, HotpotQA) or the code.
+  const diffText = (tr) => (tr.diff_of === "episode" ? tr.episode : tr.candidate);
   function diffSection(tr, prev) {
-    const ws = taskOpts.ignoreWS && prev && prev.candidate !== null && prev.candidate !== undefined &&
-      tr.candidate !== null && tr.candidate !== undefined;
-    const rows = ws ? wsDiff(prev.candidate, tr.candidate) : tr.diff;
+    const a = prev ? diffText(prev) : null, b = diffText(tr);
+    const ws = taskOpts.ignoreWS && a !== null && a !== undefined && b !== null && b !== undefined;
+    const rows = ws ? wsDiff(a, b) : tr.diff;
     const changed = rows.some(([op]) => op !== " ");
-    return h("section", { class: "diff-section" }, h("h3", {}, `Diff to trial ${tr.trial - 1}`, ws ? " (whitespace ignored)" : ""),
+    const what = tr.diff_of === "episode" ? `Episode diff to trial ${tr.trial - 1} (actions and thoughts)` : `Diff to trial ${tr.trial - 1}`;
+    return h("section", { class: "diff-section" }, h("h3", {}, what, ws ? " (whitespace ignored)" : ""),
       changed ? h("div", { class: "diff" }, rows.map(([op, line]) =>
         h("div", { class: op === "+" ? "add" : op === "-" ? "del" : "ctx" }, `${op} ${line}`)))
         : h("p", { class: "muted no-change" }, ws ? "no change but whitespace" : "identical to the previous trial"));
   }
   function trialColumn(tr, bench, prev) {
     const parts = [
-      h("h2", {}, `Trial ${tr.trial}`, tr.final ? " (submitted)" : "", " ", badge(tr.verdict, "hidden")),
+      h("h2", {}, `Trial ${tr.trial}`, tr.final ? " (submitted)" : "", " ", badge(tr.verdict, tr.score_label || "hidden")),
     ];
     const facts = [];
     if (tr.temperature !== null && tr.temperature !== undefined) {
@@ -678,18 +687,18 @@
     if (tr.diff) parts.push(diffSection(tr, prev));
     if (tr.self_test) {
       const st = tr.self_test;
-      const body = [badge(st.passed, "self-tests")];
+      const body = [badge(st.passed, tr.in_loop_label || "self-tests")];
       if (st.results.length) {
         body.push(table(null, ["test", "verdict", "output"], st.results.map((r) =>
           h("tr", { class: `test ${r.status}` }, h("td", {}, pre("", r.test)), h("td", {}, h("span", { class: `verdict ${r.status === "pass" ? "pass" : "fail"}` }, r.status)), h("td", {}, pre("", r.output))))));
       }
       if (st.text) body.push(pre("feedback", st.text));
       if (st.generated) body.push(h("details", {}, h("summary", {}, "generated tests (raw)"), pre("", st.generated)));
-      parts.push(section("Self-tests (in the loop)", ...body));
+      parts.push(section(tr.in_loop_title || "Self-tests (in the loop)", ...body));
     }
     if (tr.hidden) {
-      parts.push(section("Hidden tests (never shown to the loop)",
-        badge(tr.hidden.passed, "hidden"), ` status: ${tr.hidden.status || NA}`,
+      parts.push(section(tr.score_title || "Hidden tests (never shown to the loop)",
+        badge(tr.hidden.passed, tr.score_label || "hidden"), ` status: ${tr.hidden.status || NA}`,
         tr.logged_verdict !== null && tr.logged_verdict !== undefined ? ` · logged verdict: ${verdictText(tr.logged_verdict)}` : "",
         tr.hidden.detail ? pre("hidden-detail", tr.hidden.detail) : null));
     }
@@ -781,9 +790,25 @@
       document.body.dataset.rbPair = pair.join(",");
     }
     drawTrials();
+    // The same task in another run of this benchmark, side by side.
+    const vs = h("p", { id: "rb-task-vs" });
+    api.index().then((idx) => {
+      if (token !== renderToken) return;
+      const bench = idx.runs[i] ? idx.runs[i].benchmark : task.benchmark;
+      const rest = idx.runs.filter((r) => r.id !== i);
+      const same = rest.filter((r) => r.benchmark === bench);
+      const skipped = rest.length - same.length;
+      vs.replaceChildren(
+        same.length ? h("span", {}, "This task in another run: ",
+          ...same.flatMap((r) => [h("a", { href: taskVsHref(i, taskId, r.id), dataset: { run: String(r.id) } }, r.name), " "]))
+          : rest.length ? h("span", { class: "muted" }, `No other run of ${bench} to put beside this one.`) : "",
+        skipped ? h("span", { class: "muted" },
+          ` ${skipped} run${skipped === 1 ? "" : "s"} of other benchmarks ${skipped === 1 ? "is" : "are"} not offered: they have other tasks.`) : "");
+    });
     main.replaceChildren(
       nav,
       h("h1", { id: "rb-task-id" }, taskId),
+      vs,
       h("p", { class: "muted" }, `${task.trials.length} trial(s) · `,
         task.in_progress ? "still running" : ["submitted: ", badge(task.row.final)],
         task.row.self_fp ? " · a self-test false positive" : ""),
@@ -815,6 +840,86 @@
       link(k >= 0 && k + 1 < order.length ? order[k + 1] : undefined, "next", "next →"),
       st && st.sort && st.sort !== "id" ? h("span", { class: "muted" }, ` (sorted by ${st.sort})`) : "");
     document.body.dataset.rbNav = taskId;
+  }
+
+  // ------------------------------------------------------------------ one task, two runs
+  // The task's trials in run A and run B side by side: each run's verdict strip (click a
+  // trial to choose it), its facts, the two submitted answers' diff, and any trial of A
+  // beside any trial of B (the submitted ones first), so any number of trials fits.
+  const pairOpts = { key: null, a: null, b: null };
+  async function taskPairPage(i, j, taskId, token) {
+    const [idx, ta, tb] = await Promise.all([api.index(), api.task(i, taskId), api.task(j, taskId).catch(() => null)]);
+    if (token !== renderToken) return;
+    const ra = idx.runs[i], rb = idx.runs[j];
+    setCrumbs(h("a", { href: runHref(i) }, ra.name), h("a", { href: taskHref(i, taskId) }, taskId), h("span", {}, `vs ${rb.name}`));
+    const head = [h("h1", { id: "rb-task-id" }, taskId),
+      h("p", { class: "muted" }, "A: ", h("a", { href: taskHref(i, taskId) }, ra.name), ` (${ra.strategy} · ${ra.model}) · B: `,
+        h("a", { href: runHref(j) }, rb.name), ` (${rb.strategy} · ${rb.model})`)];
+    if (!ta || !tb) {
+      const missing = !ta ? ra : rb;
+      main.replaceChildren(...head, h("p", { class: "error", id: "rb-pair-missing" },
+        `${taskId} is not in run ${missing.name} (${missing.n_tasks} tasks${missing.benchmark !== ra.benchmark ? `, benchmark ${missing.benchmark}` : ""}): nothing to put beside it.`));
+      ready("pair");
+      return;
+    }
+    const key = `${i}/${j}/${taskId}`;
+    const submitted = (t) => (t.trials.find((tr) => tr.final) || t.trials[t.trials.length - 1]).trial;
+    if (pairOpts.key !== key) Object.assign(pairOpts, { key, a: submitted(ta), b: submitted(tb) });
+    const wsBox = h("input", { type: "checkbox", id: "rb-ignore-ws", checked: taskOpts.ignoreWS, onchange: (ev) => {
+      taskOpts.ignoreWS = ev.currentTarget.checked;
+      draw();
+    } });
+    const box = h("div", { id: "rb-pair" });
+    const facts = (run, t) => {
+      const row = t.row;
+      return h("ul", { class: "pair-facts" },
+        h("li", {}, "first try: ", badge(row.verdicts[0]), " · submitted: ", t.in_progress ? "still running" : badge(row.final)),
+        h("li", {}, `${row.trials.length} trial(s), ${row.n_fixes} fix(es), ${row.n_breaks} break(s), ${row.reflections} reflection(s)`),
+        h("li", {}, `tokens: ${row.tokens === null || row.tokens === undefined ? NA : num(row.tokens)}`));
+    };
+    const strip = (side, t) => h("div", { class: "pair-strip", dataset: { side } },
+      ...t.trials.map((tr) => h("button", {
+        class: `cell ${verdictText(tr.verdict)}${pairOpts[side] === tr.trial ? " chosen" : ""}`,
+        dataset: { trial: String(tr.trial) }, title: `trial ${tr.trial}: ${verdictText(tr.verdict)}${tr.final ? " (submitted)" : ""}`,
+        onclick: () => { pairOpts[side] = tr.trial; draw(); },
+      }, h("span", { class: "mark" }, tr.verdict === true ? "✓" : tr.verdict === false ? "✗" : "?"), h("span", { class: "num" }, String(tr.trial)))));
+    const answer = (tr) => (tr.diff_of === "episode" ? tr.episode : tr.candidate);
+    const labelled = (side, run, col) => {
+      col.prepend(h("p", { class: "pair-label muted" }, `${side}: ${run.name}`));
+      col.dataset.side = side.toLowerCase();
+      return col;
+    };
+    function draw() {
+      const trA = ta.trials.find((tr) => tr.trial === pairOpts.a), trB = tb.trials.find((tr) => tr.trial === pairOpts.b);
+      const xa = answer(trA), xb = answer(trB);
+      let diff;
+      if (xa === null || xa === undefined || xb === null || xb === undefined) {
+        diff = h("p", { class: "muted" }, "one of the two trials has no answer in its log");
+      } else {
+        const rows = lineDiff(xa, xb, taskOpts.ignoreWS);
+        diff = rows.some(([op]) => op !== " ")
+          ? h("div", { class: "diff", id: "rb-pair-diff" }, rows.map(([op, line]) =>
+            h("div", { class: op === "+" ? "add" : op === "-" ? "del" : "ctx" }, `${op} ${line}`)))
+          : h("p", { class: "muted no-change", id: "rb-pair-diff" }, taskOpts.ignoreWS ? "no difference but whitespace" : "identical");
+      }
+      const what = trA.diff_of === "episode" ? "episodes (actions and thoughts)" : "programs";
+      box.replaceChildren(
+        h("div", { class: "trials pair" },
+          h("div", { class: "pair-run", dataset: { side: "a" } }, h("h2", {}, "A: ", ra.name), facts(ra, ta), strip("a", ta)),
+          h("div", { class: "pair-run", dataset: { side: "b" } }, h("h2", {}, "B: ", rb.name), facts(rb, tb), strip("b", tb))),
+        h("section", { class: "diff-section" },
+          h("h3", {}, `The ${what} of A's trial ${trA.trial} and B's trial ${trB.trial}`, taskOpts.ignoreWS ? " (whitespace ignored)" : ""), diff),
+        h("div", { class: "trials pair", id: "rb-pair-trials" },
+          labelled("A", ra, trialColumn(trA, ta.benchmark, ta.trials.find((tr) => tr.trial === trA.trial - 1) || null)),
+          labelled("B", rb, trialColumn(trB, tb.benchmark, tb.trials.find((tr) => tr.trial === trB.trial - 1) || null))));
+      document.body.dataset.rbPair = `${pairOpts.a},${pairOpts.b}`;
+    }
+    draw();
+    main.replaceChildren(...head,
+      h("p", { class: "muted" }, "Click a trial in either strip to put it beside the other run's chosen trial (the submitted ones first)."),
+      h("p", { class: "options" }, h("label", {}, wsBox, " ignore whitespace in diffs")), box);
+    ready("pair");
+    autoRefresh(ta.in_progress || tb.in_progress, token);
   }
 
   // ------------------------------------------------------------------ compare page
@@ -851,7 +956,8 @@
       h("h2", {}, `Tasks where they differ (${cmp.differ.length})`),
       table("rb-differ", ["task", "A final", "B final", "A trial 1", "B trial 1"], cmp.differ.map((d) =>
         h("tr", { dataset: { task: d.id } },
-          h("td", {}, d.id, " ", h("a", { href: taskHref(i, d.id) }, "[A]"), " ", h("a", { href: taskHref(j, d.id) }, "[B]")),
+          h("td", {}, d.id, " ", h("a", { href: taskHref(i, d.id) }, "[A]"), " ", h("a", { href: taskHref(j, d.id) }, "[B]"),
+            " ", h("a", { href: taskVsHref(i, d.id, j), class: "side-by-side" }, "[A | B]")),
           h("td", {}, badge(d.a)), h("td", {}, badge(d.b)), h("td", {}, badge(d.a_first)), h("td", {}, badge(d.b_first))))),
     );
     main.replaceChildren(...body);
@@ -881,7 +987,12 @@
         throw new Error(`no run ${JSON.stringify(name)} among the viewed runs (${routes.map((r) => r.slug).join(", ")})`);
       };
       const fix = (hash) => { if (redirect && location.hash !== hash) history.replaceState(null, "", hash); };
-      if (parts[0] === "run" && parts[2] === "task") {
+      if (parts[0] === "run" && parts[2] === "task" && parts.length >= 6 && parts[parts.length - 2] === "vs") {
+        const i = runOf(parts[1]), j = runOf(parts[parts.length - 1]);
+        const tid = decodeURIComponent(parts.slice(3, -2).join("/"));
+        fix(taskVsHref(i, tid, j));
+        await taskPairPage(i, j, tid, token);
+      } else if (parts[0] === "run" && parts[2] === "task") {
         const i = runOf(parts[1]);
         const tid = decodeURIComponent(parts.slice(3).join("/"));
         fix(taskHref(i, tid));
