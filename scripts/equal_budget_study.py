@@ -4,7 +4,7 @@ run it, resumably, over as many sessions as it takes.
     python scripts/equal_budget_study.py pilot     # the first 20 tasks of every arm
     python scripts/equal_budget_study.py plan      # wall-time estimate from the pilot
     python scripts/equal_budget_study.py run [--stop-at HH:MM] [--commit]
-    python scripts/equal_budget_study.py status
+    python scripts/equal_budget_study.py status [--write]   # progress; --write: README block
 
 Every arm (``retry``, ``reflexion``, ``wrong_reflection``; ``raw_log`` when the plan
 allows) of both benchmarks is one run folder, ``<study>/<benchmark>/<arm>``, grown in
@@ -273,7 +273,7 @@ def make_plan(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"the pilot is not complete ({', '.join(missing)}): run `pilot` first")
 
     def hours(bench: str, n: int, which: tuple[str, ...]) -> float:
-        return sum(per[bench][a] * n for a in which) / 3600
+        return float(sum(per[bench][a] * n for a in which)) / 3600
 
     full = hours("humaneval", SIZES["humaneval"], ARMS) + hours("mbpp", SIZES["mbpp"], ARMS)
     mbpp = SIZES["mbpp"] if full <= HOURS_LIMIT else MBPP_CUT
@@ -349,15 +349,91 @@ def run(args: argparse.Namespace) -> None:
                 run_step(bench, arm, limit, deadline, not args.no_nice)
                 if args.commit:
                     write_report(not args.no_nice)
+                    refresh_progress(plan)
                     commit(f"study: {bench}/{arm} at {finished_tasks(folder)} tasks")
 
 
-def status(_args: argparse.Namespace) -> None:
-    plan = read_plan()
+def progress(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per arm: tasks finished of its target, wall time spent over every session
+    (``compute.jsonl``), the wall time per task measured over all its steps (an
+    interrupted step counts in full: its tasks in flight were lost and redone, so the
+    rate errs long), and the hours that rate leaves for the rest of the arm."""
+    rows = []
+    path = STUDY / "compute.jsonl"
+    if path.is_file():
+        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
     size = targets(plan)
+    out = []
     for bench in SIZES:
         for arm in arms(plan):
-            print(f"{bench:<10} {arm:<17} {finished_tasks(run_dir(bench, arm)):>4}/{size[bench]}")
+            steps_ = [r for r in rows if (r["benchmark"], r["arm"]) == (bench, arm)]
+            wall = sum(float(r["wall_s"]) for r in steps_)
+            added = sum(max(0, int(r["to_tasks"]) - int(r["from_tasks"])) for r in steps_)
+            rate = wall / added if added else None
+            done = finished_tasks(run_dir(bench, arm))
+            left = max(0, size[bench] - done)
+            out.append(
+                {
+                    "benchmark": bench,
+                    "arm": arm,
+                    "finished": done,
+                    "target": size[bench],
+                    "wall_h": wall / 3600,
+                    "s_per_task": rate,
+                    "hours_left": None if rate is None else left * rate / 3600,
+                }
+            )
+    return out
+
+
+def render_progress(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| benchmark | arm | tasks finished | wall time spent (h) | s/task (all steps) "
+        "| hours left at that rate |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        rate = "n/a" if r["s_per_task"] is None else f"{r['s_per_task']:.1f}"
+        left = "n/a" if r["hours_left"] is None else f"{r['hours_left']:.1f}"
+        lines.append(
+            f"| {r['benchmark']} | {r['arm']} | {r['finished']} of {r['target']} "
+            f"| {r['wall_h']:.2f} | {rate} | {left} |"
+        )
+    spent = sum(r["wall_h"] for r in rows)
+    known = [r["hours_left"] for r in rows if r["hours_left"] is not None]
+    unknown = len(rows) - len(known)
+    lines += [
+        "",
+        f"Spent so far: {spent:.1f} h of wall time. Left: about {sum(known):.1f} h at the "
+        "rates measured so far"
+        + (f" ({unknown} arm(s) without a measured rate not counted)" if unknown else "")
+        + ". Rates measured beside other work on the machine (see `compute.jsonl`: the "
+        "load average at each step's end) err long.",
+    ]
+    return "\n".join(lines)
+
+
+PROGRESS = re.compile(r"(<!-- progress -->\n).*?(<!-- /progress -->)", re.S)
+
+
+def refresh_progress(plan: dict[str, Any]) -> None:
+    """The README's ``<!-- progress -->`` block, from the logs and compute.jsonl (never
+    typed by hand)."""
+    readme = STUDY / "README.md"
+    if not readme.is_file():
+        return
+    text = readme.read_text(encoding="utf-8")
+    body = render_progress(progress(plan))
+    new = PROGRESS.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
+    if new != text:
+        readme.write_text(new, encoding="utf-8")
+
+
+def status(args: argparse.Namespace) -> None:
+    plan = read_plan()
+    print(render_progress(progress(plan)))
+    if getattr(args, "write", False):
+        refresh_progress(plan)
 
 
 _LOCK: Any = None
@@ -381,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stop-at", help="HH:MM (local time): start no step after it, stop then")
     p.add_argument("--commit", action="store_true", help="commit the study folder per step")
     p.add_argument("--no-nice", action="store_true", help="run the children at normal priority")
+    p.add_argument(
+        "--write", action="store_true", help="status: also refresh the README's progress block"
+    )
     args = p.parse_args(argv)
     STUDY.mkdir(parents=True, exist_ok=True)
     if args.stage != "status":

@@ -152,3 +152,50 @@ def test_the_study_budgets_follow_the_rule(experiment: str, source: str) -> None
     assert proc.returncode == 0, proc.stderr
     bench = experiment.removeprefix("equal_budget_")
     assert (study / f"budget_{bench}.txt").read_text() == proc.stdout
+
+
+def _finished(folder: Path, n: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    recs = [{"task_id": f"t{i}", "trial": 1, "final": True} for i in range(n)]
+    (folder / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def test_progress_is_measured_from_every_step_and_written_into_the_readme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    _pilot(tmp_path, {"humaneval": 10.0, "mbpp": 30.0})
+    # HumanEval retry grew on: 20 -> 60 in 400 s, then 60 -> 72 interrupted after 300 s.
+    with (tmp_path / "compute.jsonl").open("a") as fh:
+        for frm, to, wall in ((20, 60, 400.0), (60, 72, 300.0)):
+            rec = {"benchmark": "humaneval", "arm": "retry", "from_tasks": frm}
+            fh.write(json.dumps({**rec, "to_tasks": to, "wall_s": wall}) + "\n")
+    for bench in ("humaneval", "mbpp"):
+        for arm in ("retry", "reflexion", "wrong_reflection"):
+            _finished(tmp_path / bench / arm, 72 if (bench, arm) == ("humaneval", "retry") else 20)
+    plan = {"mbpp_tasks": 200, "optional_arms": []}
+    rows = {(r["benchmark"], r["arm"]): r for r in s.progress(plan)}
+    retry = rows[("humaneval", "retry")]
+    assert (retry["finished"], retry["target"]) == (72, 164)
+    assert retry["s_per_task"] == pytest.approx((200 + 400 + 300) / 72)
+    assert retry["hours_left"] == pytest.approx((164 - 72) * 900 / 72 / 3600)
+    assert rows[("mbpp", "reflexion")]["hours_left"] == pytest.approx(180 * 30 / 3600)
+    (tmp_path / "README.md").write_text("a\n<!-- progress -->\nold\n<!-- /progress -->\nb\n")
+    s.refresh_progress(plan)
+    text = (tmp_path / "README.md").read_text()
+    assert "old" not in text and "| humaneval | retry | 72 of 164 |" in text
+    total = sum(r["hours_left"] for r in rows.values())
+    assert f"Left: about {total:.1f} h" in text and text.endswith("<!-- /progress -->\nb\n")
+
+
+def test_the_committed_progress_block_is_what_status_writes() -> None:
+    """The study README's progress figures come from its logs and compute.jsonl (run
+    `python scripts/equal_budget_study.py status --write` after merging new steps)."""
+    s = load()
+    readme = (s.STUDY / "README.md").read_text()
+    m = s.PROGRESS.search(readme)
+    assert m, "no <!-- progress --> block in the study README"
+    assert m.group(0) == (
+        m.group(1) + s.render_progress(s.progress(s.read_plan())) + "\n" + m.group(2)
+    )
