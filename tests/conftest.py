@@ -10,8 +10,9 @@ import pytest
 pytest.register_assert_rewrite("tests.components")
 from tests.components import missing, shared_data_dir  # noqa: E402
 
-# Required components (alfworld, docker, rust, bwrap, shared_data): the requires()
-# marker, strict under CI=true, and the closing table (see tests/components.py).
+# Required components (the names of tests/components.py's COMPONENTS, one list for the
+# marker and the table): the requires() marker, strict under CI=true, and the closing
+# table (see tests/components.py).
 pytest_plugins = ["tests.components"]
 
 # Tests share the cores (with each other, the sandbox, other jobs): the embedded model's
