@@ -292,7 +292,7 @@ def draw_trial_curves(
     kind: str = "submitted",
     legend: str = "right",
 ) -> None:
-    """Success vs trial on ``ax``, one line per group, with step CI bands (see
+    """Success vs trial on ``ax``, one line per group, with 95% CIs: step bands, or bars side by side from four series on (see
     :func:`plot_trial_curves`; the notebooks draw their panels with it). ``legend``:
     ``right`` (outside the axes, beside them), or ``none`` (the caller places it)."""
     key = "success_at_trial" if kind == "submitted" else "solved_by_trial"
@@ -306,7 +306,11 @@ def draw_trial_curves(
         k_max = max(k_max, ks[-1])
         est = [pts[k - 1]["estimate"] for k in ks]
         st = series_style(i)
-        xs = [k + _dodge(i, n) for k in ks]
+        # From four series on, each trial's intervals are thin vertical bars side by side
+        # (spread over half a trial), not bands: ten overlapping bands of one trial are
+        # a grey block in which no series' interval can be read.
+        many = n >= 4
+        xs = [k + _dodge(i, n, 0.5 if many else 0.16) for k in ks]
         ax.plot(
             xs,
             est,
@@ -316,7 +320,17 @@ def draw_trial_curves(
             zorder=3 + i,
             label=f"{g['label']} (n={g['n_tasks']}){_answer_note(g)}",
         )
-        if all("low" in pts[k - 1] for k in ks):
+        if all("low" in pts[k - 1] for k in ks) and many:
+            ax.vlines(
+                xs,
+                [pts[k - 1]["low"] for k in ks],
+                [pts[k - 1]["high"] for k in ks],
+                colors=st["color"],
+                linewidth=1.2,
+                alpha=0.6,
+                zorder=2 + i,
+            )
+        elif all("low" in pts[k - 1] for k in ks):
             # Trials are whole numbers: each trial's interval is a flat step over it,
             # not a slope interpolated between trials.
             ax.fill_between(
@@ -341,7 +355,7 @@ def draw_trial_curves(
 def plot_trial_curves(
     groups: Sequence[dict[str, Any]], stem: Path, *, kind: str = "submitted", title: str = ""
 ) -> list[Path]:
-    """Success vs trial, one line per strategy, with 95% CI bands where known."""
+    """Success vs trial, one line per strategy, with 95% CIs where known (bands; side-by-side bars from four series on)."""
     fig = _figure(len(groups))
     ax = fig.axes[0]
     draw_trial_curves(ax, groups, kind=kind, legend="none")

@@ -10,6 +10,7 @@ from typing import Any
 
 import matplotlib
 import pytest
+from matplotlib.collections import LineCollection
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -94,7 +95,18 @@ def test_twelve_series_are_twelve_colours_and_twelve_markers(
     colours = [to_rgb(line.get_color()) for line in lines]
     markers = [line.get_marker() for line in lines]
     assert len(set(colours)) == 12 and len(set(markers)) == 12
-    assert len(fig.axes[0].collections) == 12  # a band on every curve
+    # An interval on every curve: from four series on, one thin bar per trial, the
+    # series' bars side by side within half a trial (twelve bands would overlap into
+    # one grey block), each bar at its own series' point.
+    cols = fig.axes[0].collections
+    assert len(cols) == 12 and all(isinstance(c, LineCollection) for c in cols)
+    at_trial_1 = [float(c.get_segments()[0][0][0]) for c in cols]
+    assert len({round(x, 6) for x in at_trial_1}) == 12
+    assert max(at_trial_1) - min(at_trial_1) <= 0.5 + 1e-9 and abs(sum(at_trial_1) / 12 - 1) < 1e-9
+    for line, col in zip(lines, cols, strict=True):
+        assert [float(x) for x in line.get_xdata()] == [
+            float(seg[0][0]) for seg in col.get_segments()
+        ]
     assert_legend_outside_the_data(fig)
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend[0].startswith("strategy_00 (n=10)") and len(legend) == 12
