@@ -286,44 +286,61 @@ def episode_text(rec: dict[str, Any]) -> str | None:
     return "\n".join(s["text"] for s in steps if s["kind"] in ("act", "think"))
 
 
+# The in-loop evaluators whose verdict *is* the final score's (same signal, same rule):
+# ALFWorld's reads the game's ``won`` (so does its scorer), HotpotQA's paper evaluator
+# exact match with the gold answer (its scorer's ``passed``). core/answer_key.py.
+_SAME_SIGNAL = {
+    "alfworld": ("evaluator.env_success", "the game's success"),
+    "hotpotqa": ("evaluator.gold_answer", "exact match with the gold answer"),
+}
+_IN_LOOP_TITLE = {
+    "alfworld": "Game signal (in the loop: the evaluator sees the game's success)",
+    "hotpotqa": "Exact match with the gold answer (in the loop: the evaluator is told "
+    "whether the answer matches)",
+}
+
+
 def _signal_titles(rec: dict[str, Any]) -> tuple[str, str]:
     """The headings of a trial's in-loop verdict and of its score, saying truthfully
     what the loop saw. Read from the trial's logged ``answer_key_uses`` (every read of
     the answer key by a loop role; core/answer_key.py): ALFWorld's evaluator reads the
-    game's own success and HotpotQA's paper evaluator the gold answer, so their score is
-    no hidden verdict; the code benchmarks' self-tests are the model's own and their
-    hidden tests never reach the loop. A log without the field (imported) says so."""
+    game's own success and HotpotQA's paper evaluator the gold answer, the very signal
+    their scorers judge by, so their score is no hidden verdict but the same one the
+    loop saw; the code benchmarks' self-tests are the model's own and their hidden
+    tests never reach the loop. A log without the field (imported) says so."""
     bench = str(rec.get("benchmark") or "")
+    kind = "alfworld" if bench == "alfworld" else "hotpotqa" if bench.startswith("hotpot") else None
     uses = rec.get("answer_key_uses")
+    logged = isinstance(uses, dict)
     sources = sorted(uses) if isinstance(uses, dict) else []
-    if bench == "alfworld":
-        in_loop = (
-            "Game signal (in the loop: the evaluator sees whether the game was won)"
-            if "evaluator.env_success" in sources or not isinstance(uses, dict)
-            else "In-loop evaluation"
-        )
-    elif bench.startswith("hotpot"):
-        in_loop = (
-            "Exact match with the gold answer (in the loop)"
-            if "evaluator.gold_answer" in sources
-            else "In-loop evaluation"
-        )
-    else:
+    if kind is None:
         in_loop = "Self-tests (in the loop)"
-    code = not (bench == "alfworld" or bench.startswith("hotpot"))
-    if sources:
-        score = f"Score (the answer key, which the loop also read: {', '.join(sources)})"
-    elif not isinstance(uses, dict):
+        if sources:
+            score = f"Score (the answer key, which the loop also read: {', '.join(sources)})"
+        elif logged:
+            score = "Hidden tests (never shown to the loop)"
+        else:
+            score = "Hidden tests (whether the loop saw them is not in this log)"
+        return in_loop, score
+    source, what = _SAME_SIGNAL[kind]
+    if source in sources:
+        in_loop = _IN_LOOP_TITLE[kind]
         score = (
-            "Score (the game's success)"
-            if bench == "alfworld"
-            else "Hidden tests (whether the loop saw them is not in this log)"
-            if code
-            else "Score (whether the loop saw the answer key is not in this log)"
+            f"Score: {what}, the same signal the loop saw "
+            f"(read in the loop by {', '.join(sources)})"
+        )
+    elif not logged:
+        in_loop = f"{_IN_LOOP_TITLE[kind].split(' (')[0]} (in the loop in the paper's protocol)"
+        score = (
+            f"Score: {what} (an imported log: it does not record what the loop saw; "
+            "in the paper's protocol the loop is told this verdict)"
         )
     else:
+        in_loop = "In-loop evaluation (it did not read the answer key)"
         score = (
-            "Hidden tests (never shown to the loop)" if code else "Score (never shown to the loop)"
+            f"Score: {what} (the answer key, which the loop also read: {', '.join(sources)})"
+            if sources
+            else f"Score: {what} (never shown to the loop)"
         )
     return in_loop, score
 
@@ -908,6 +925,12 @@ class Catalog:
 
     def intervals(self, i: int) -> dict[str, Any]:
         return {"id": i, **self.run(i).intervals()}
+
+    def runs_with_task(self, task_id: str) -> list[int]:
+        """The ids of the viewed runs that have ``task_id`` (finished or still running):
+        the task page offers to put the task beside it in those of its benchmark."""
+        self.refresh()
+        return [i for i in range(len(self.dirs)) if self.run(i).trials_of(task_id) is not None]
 
     def warm(self) -> None:
         """Load every run and its intervals (the server does this in the background at

@@ -11,6 +11,7 @@ Routes (GET only):
   /api/routes                     each run's id and URL name (no log read)
   /api/run/<i>                    a run page: summary, curve, task table (no trial text)
   /api/run/<i>/task?id=<task>     one task's trials, loaded when the task is opened
+  /api/task-runs?id=<task>        the ids of the runs that have the task
   /api/run/<i>/search?q=<text>    task ids whose id or text contains <text>
   /api/run/<i>/intervals          the run's 95% bootstrap intervals (the slow part)
   /api/compare/<i>/<j>            two runs task by task, with the McNemar table
@@ -109,6 +110,9 @@ def _handler(catalog: Catalog) -> type[BaseHTTPRequestHandler]:
                     self._json(catalog.index())
                 elif url.path == "/api/routes":
                     self._json({"runs": catalog.routes()})
+                elif url.path == "/api/task-runs":
+                    task_id = (query.get("id") or [""])[0]
+                    self._json({"id": task_id, "runs": catalog.runs_with_task(task_id)})
                 elif m := _RUN.match(url.path):
                     self._json(catalog.run_page(int(m.group(1))))
                 elif m := _TASK.match(url.path):

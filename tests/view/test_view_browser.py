@@ -83,6 +83,20 @@ def test_exported_file_renders_runs_tasks_and_a_task_page(
         assert b.texts("#rb-tasks tbody tr td:first-child") == ["HumanEval/0"]
         b.navigate(url + "#/compare/0/1", ready="compare")
         assert b.text('#rb-mcnemar td[data-cell="only_a"]') == "1"
+        # One task from the two runs side by side, offered and shown from the file alone.
+        b.navigate(url + "#/run/0/task/HumanEval%2F0", ready="task")
+        b.wait_for("document.querySelectorAll('#rb-task-vs a').length > 0")
+        assert b.texts("#rb-task-vs a") == ["simple"]
+        href = b.evaluate("document.querySelector('#rb-task-vs a').getAttribute('href')")
+        b.navigate(url + href, ready="pair")
+        for side, run in (("a", "reflexion"), ("b", "simple")):
+            logged = [
+                json.loads(x)
+                for x in (code_runs[run] / "log.jsonl").read_text().splitlines()
+                if x.strip() and json.loads(x).get("task_id") == "HumanEval/0"
+            ]
+            cells = b.texts(f".pair-strip[data-side='{side}'] .cell")
+            assert len(cells) == len(logged) > 0
         resources = b.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
         assert resources == []  # nothing fetched: everything is in the file
 

@@ -60,7 +60,9 @@ def test_episode_diff_compares_actions_and_labels_say_the_game_is_in_the_loop(
     assert set(actions2) - set(actions1) <= set(added)
     # Not the outcome text ("not won: step limit reached ...").
     assert str(t2["candidate"]) not in added
-    assert "game" in view["in_loop_title"] and "in the loop" in view["in_loop_title"]
+    assert view["in_loop_title"].startswith("Game signal (in the loop")
+    # The score is the game's success too: the page says it is the signal the loop saw.
+    assert "the same signal the loop saw" in view["score_title"]
     assert "evaluator.env_success" in view["score_title"]
     assert "hidden" not in (view["in_loop_title"] + view["score_title"]).lower()
     assert (view["in_loop_label"], view["score_label"]) == ("in loop", "score")
@@ -97,7 +99,7 @@ def test_alfworld_task_page_in_a_browser(
         _shot(b, artifacts, "alfworld-task-page")
         text = b.text("main")
     assert any(h.startswith("Game signal (in the loop") for h in heads), heads
-    assert any(h.startswith("Score (the answer key") for h in heads), heads
+    assert any(h.startswith("Score: the game's success, the same signal") for h in heads), heads
     assert not any(h.startswith(("Self-tests", "Hidden tests")) for h in heads), heads
     assert "hidden:" not in text and "self-tests:" not in text
     assert any(h.startswith(f"Episode diff to trial {t2['trial'] - 1}") for h in heads), heads
@@ -107,3 +109,61 @@ def test_alfworld_task_page_in_a_browser(
         - {s[0] for s in t1["extra"]["alfworld"]["steps"]}
     )
     assert only_second and f"+ {only_second[0]}" in text
+
+
+def test_imported_alfworld_and_hotpotqa_logs_say_what_they_do_not_record(
+    project_root: Path,
+) -> None:
+    """The paper's imported logs carry no ``answer_key_uses``: their score is named
+    for what it is and the page says the log does not record what the loop saw."""
+    runs = project_root / "results" / "paper-audit" / "runs"
+    for folder, what in (
+        ("alfworld__base_run_logs", "the game's success"),
+        ("hotpotqa__ReAct__reflexion__100_questions_5_trials.txt", "exact match with the gold"),
+    ):
+        line = (runs / folder / "log.jsonl").read_text().splitlines()[0]
+        rec = json.loads(line)
+        assert "answer_key_uses" not in rec
+        view = trial_view(rec, None)
+        assert view["score_title"].startswith(f"Score: {what}"), view["score_title"]
+        assert "does not record what the loop saw" in view["score_title"]
+        assert "hidden" not in view["score_title"].lower()
+        assert view["score_label"] == "score"
+
+
+@pytest.mark.requires("shared_data")
+def test_hotpotqa_trials_say_the_loop_sees_the_scores_exact_match(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """A real HotpotQA run (the paper's exact-match evaluator, mock model): the loop's
+    verdict is exact match with the gold answer, the same verdict as the score, on
+    every trial; the page says so and diffs the trials' episodes (their actions)."""
+    from tests.hotpotqa.conftest import compose_hotpot_config
+    from tests.hotpotqa.helpers import run_with_model, scripted
+
+    def react(n: int, user: str) -> str:
+        if n == 0:
+            return "Thought: guess\nAction: Finish[VIVA]"
+        return "Thought: now I know\nAction: Finish[Gesellschaft mit beschränkter Haftung]"
+
+    cfg = compose_hotpot_config(
+        shared_data, "strategy=reflexion", "strategy.max_trials=3", "limit=1"
+    )
+    model, _ = scripted(react, lambda n: f"Reflection: lesson {n}.")
+    _, records = run_with_model(cfg, tmp_path / "hotpot", model)
+    trials = [r for r in records if r.get("type") == "trial"]
+    assert len(trials) == 2
+    for prev, rec in ((None, trials[0]), (trials[0], trials[1])):
+        # What the log holds: the evaluator read the gold answer, and its verdict is
+        # the scorer's on this trial.
+        assert "evaluator.gold_answer" in rec["answer_key_uses"]
+        assert rec["self_test"]["passed"] == rec["hidden"]["passed"]
+        view = trial_view(rec, prev)
+        assert view["in_loop_title"].startswith("Exact match with the gold answer (in the loop")
+        assert "the same signal the loop saw" in view["score_title"]
+        assert "hidden" not in (view["in_loop_title"] + view["score_title"]).lower()
+        assert (view["in_loop_label"], view["score_label"]) == ("in loop", "score")
+    view = trial_view(trials[1], trials[0])
+    assert view["diff_of"] == "episode"
+    added = [line for op, line in view["diff"] if op == "+"]
+    assert any("Gesellschaft" in line for line in added), view["diff"]

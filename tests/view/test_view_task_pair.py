@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import shutil
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,10 @@ def test_one_task_from_two_runs_side_by_side(
     runs_h = b.texts(".pair-run h2")
     assert runs_h[0].startswith("A: ") and runs_h[0].endswith("strategies-humaneval40/reflexion")
     assert runs_h[1].startswith("B: ") and runs_h[1].endswith("strategies-humaneval40/retry")
+    # Each run's strategy and model, as its log records them.
+    assert b.texts(".pair-run .pair-config") == [
+        f"{t[0]['strategy']} · {t[0]['model']}" for t in (a, r)
+    ]
     # Each strip has one cell per logged trial, marked with its hidden verdict.
     for side, trials in (("a", a), ("b", r)):
         cells = b.texts(f".pair-strip[data-side='{side}'] .cell")
@@ -88,6 +93,7 @@ def test_one_task_from_two_runs_side_by_side(
     ]
     diff = b.text("#rb-pair-diff")
     assert added and all(x in diff for x in added)
+    assert "only in A" in b.text(".pair-legend") and "only in B" in b.text(".pair-legend")
     cols = b.texts("#rb-pair-trials .trial h2")
     assert [c.split(" ")[:2] for c in cols] == [
         ["Trial", str(a[-1]["trial"])],
@@ -102,13 +108,20 @@ def test_one_task_from_two_runs_side_by_side(
 
 def test_task_page_offers_and_compare_page_links_the_pair(
     served: tuple[ViewServer, Browser],
+    runs: dict[str, Path],
+    artifacts: Path,  # noqa: F811
 ) -> None:
     server, b = served
     _open(b, server.url + "#/run/reflexion/task/HumanEval%2F0", "task")
     b.wait_for("document.querySelectorAll('#rb-task-vs a').length > 0")
     offered = [x.rsplit("/", 1)[-1] for x in b.texts("#rb-task-vs a")]
-    assert offered == ["retry", "without_he0"]  # same benchmark only
-    assert "1 run of other benchmarks is not offered" in b.text("#rb-task-vs")
+    # Same benchmark and having the task only; the others are counted and why said.
+    assert offered == ["retry"]
+    bench = _trials(runs["reflexion"], TASK)[0]["benchmark"]
+    skipped = b.text("#rb-task-vs-skipped")
+    assert f"1 run of {bench} is not offered: it does not have this task" in skipped
+    assert "1 run of other benchmarks is not offered: they have other tasks" in skipped
+    _shot(b, artifacts, "task-page-offers-pair")
     _open(b, server.url + "#/compare/reflexion/retry", "compare")
     hrefs = b.evaluate(
         "[...document.querySelectorAll('#rb-differ a.side-by-side')].map(a => a.getAttribute('href'))"
@@ -122,8 +135,40 @@ def test_task_page_offers_and_compare_page_links_the_pair(
     assert b.text("#rb-task-id") == tasks[0]
 
 
-def test_a_task_missing_from_one_run_says_so(served: tuple[ViewServer, Browser]) -> None:
+def test_a_task_missing_from_one_run_says_so(
+    served: tuple[ViewServer, Browser],
+    artifacts: Path,  # noqa: F811
+) -> None:
     server, b = served
     _open(b, server.url + "#/run/reflexion/task/HumanEval%2F0/vs/without_he0", "pair")
+    _shot(b, artifacts, "task-pair-missing")
     msg = b.text("#rb-pair-missing")
     assert "HumanEval/0 is not in run " in msg and "without_he0 (" in msg
+    # The other way round (A lacks it) too, with a way to the run that has it.
+    _open(b, server.url + "#/run/without_he0/task/HumanEval%2F0/vs/reflexion", "pair")
+    msg = b.text("#rb-pair-missing")
+    assert "HumanEval/0 is not in run " in msg and "without_he0 (" in msg
+    link = b.evaluate("document.querySelector('#rb-pair-missing a').getAttribute('href')")
+    assert link == "#/run/reflexion/task/HumanEval%2F0"
+
+
+def test_runs_with_a_task(runs: dict[str, Path]) -> None:
+    """The data behind the offer: which viewed runs have a task (served as
+    /api/task-runs), read from the logs."""
+    catalog = Catalog([runs["reflexion"], runs["retry"], runs["cut"]], n_resamples=50)
+    ids = {name.rsplit("/", 1)[-1]: i for i, name in enumerate(catalog.names)}
+    having = sorted([ids["reflexion"], ids["retry"]])
+    assert catalog.runs_with_task(TASK) == having
+    other = _trials(runs["cut"], _trials_ids(runs["cut"])[0])[0]["task_id"]
+    assert other != TASK
+    assert catalog.runs_with_task(other) == sorted(ids.values())
+    assert catalog.runs_with_task("HumanEval/nonexistent") == []
+    with ViewServer(catalog) as server:
+        url = server.url + "api/task-runs?id=" + TASK.replace("/", "%2F")
+        with urllib.request.urlopen(url, timeout=30) as res:
+            assert json.loads(res.read()) == {"id": TASK, "runs": having}
+
+
+def _trials_ids(run: Path) -> list[str]:
+    lines = (run / "log.jsonl").read_text().splitlines()
+    return sorted({json.loads(x)["task_id"] for x in lines if x.strip()})

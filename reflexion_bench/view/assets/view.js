@@ -39,6 +39,11 @@
         ? getJSON(`/api/run/${i}/task?id=${encodeURIComponent(t)}`)
         : Promise.resolve(exportTask(i, t)),
     intervals: (i) => getJSON(`/api/run/${i}/intervals`),
+    // The ids of the runs that have task t (finished or still running).
+    taskRuns: (t) =>
+      served
+        ? getJSON(`/api/task-runs?id=${encodeURIComponent(t)}`).then((r) => r.runs)
+        : Promise.resolve(Object.keys(boot.runs).filter((k) => t in boot.runs[k].task_blocks).map(Number)),
     compare: (i, j) =>
       served
         ? getJSON(`/api/compare/${i}/${j}`)
@@ -790,20 +795,26 @@
       document.body.dataset.rbPair = pair.join(",");
     }
     drawTrials();
-    // The same task in another run of this benchmark, side by side.
+    // The same task in another run of this benchmark, side by side: offered for the runs
+    // of the same benchmark that have the task; the others are counted, and why said.
     const vs = h("p", { id: "rb-task-vs" });
-    api.index().then((idx) => {
+    Promise.all([api.index(), api.taskRuns(taskId)]).then(([idx, having]) => {
       if (token !== renderToken) return;
       const bench = idx.runs[i] ? idx.runs[i].benchmark : task.benchmark;
+      const has = new Set(having);
       const rest = idx.runs.filter((r) => r.id !== i);
       const same = rest.filter((r) => r.benchmark === bench);
-      const skipped = rest.length - same.length;
+      const offered = same.filter((r) => has.has(r.id));
+      const without = same.length - offered.length, other = rest.length - same.length;
+      const runs = (n, of) => `${n} run${n === 1 ? "" : "s"} of ${of} ${n === 1 ? "is" : "are"} not offered`;
+      const why = [];
+      if (without) why.push(`${runs(without, bench)}: ${without === 1 ? "it does" : "they do"} not have this task`);
+      if (other) why.push(`${runs(other, "other benchmarks")}: they have other tasks`);
       vs.replaceChildren(
-        same.length ? h("span", {}, "This task in another run: ",
-          ...same.flatMap((r) => [h("a", { href: taskVsHref(i, taskId, r.id), dataset: { run: String(r.id) } }, r.name), " "]))
-          : rest.length ? h("span", { class: "muted" }, `No other run of ${bench} to put beside this one.`) : "",
-        skipped ? h("span", { class: "muted" },
-          ` ${skipped} run${skipped === 1 ? "" : "s"} of other benchmarks ${skipped === 1 ? "is" : "are"} not offered: they have other tasks.`) : "");
+        offered.length ? h("span", {}, "This task in another run, side by side: ",
+          ...offered.flatMap((r) => [h("a", { href: taskVsHref(i, taskId, r.id), dataset: { run: String(r.id) } }, r.name), " "]))
+          : rest.length ? h("span", { class: "muted" }, `No other run of ${bench} has this task to put beside this one.`) : "",
+        why.length ? h("span", { class: "muted", id: "rb-task-vs-skipped" }, ` ${why.join("; ")}.`) : "");
     });
     main.replaceChildren(
       nav,
@@ -848,7 +859,7 @@
   // beside any trial of B (the submitted ones first), so any number of trials fits.
   const pairOpts = { key: null, a: null, b: null };
   async function taskPairPage(i, j, taskId, token) {
-    const [idx, ta, tb] = await Promise.all([api.index(), api.task(i, taskId), api.task(j, taskId).catch(() => null)]);
+    const [idx, ta, tb] = await Promise.all([api.index(), api.task(i, taskId).catch(() => null), api.task(j, taskId).catch(() => null)]);
     if (token !== renderToken) return;
     const ra = idx.runs[i], rb = idx.runs[j];
     setCrumbs(h("a", { href: runHref(i) }, ra.name), h("a", { href: taskHref(i, taskId) }, taskId), h("span", {}, `vs ${rb.name}`));
@@ -858,7 +869,8 @@
     if (!ta || !tb) {
       const missing = !ta ? ra : rb;
       main.replaceChildren(...head, h("p", { class: "error", id: "rb-pair-missing" },
-        `${taskId} is not in run ${missing.name} (${missing.n_tasks} tasks${missing.benchmark !== ra.benchmark ? `, benchmark ${missing.benchmark}` : ""}): nothing to put beside it.`));
+        `${taskId} is not in run ${missing.name} (${missing.n_tasks} tasks${missing.benchmark !== ra.benchmark ? `, benchmark ${missing.benchmark}` : ""}): nothing to put beside it.`,
+        ta || tb ? [" ", h("a", { href: taskHref(ta ? i : j, taskId) }, `Open it in ${(ta ? ra : rb).name} alone`), "."] : ""));
       ready("pair");
       return;
     }
@@ -873,6 +885,7 @@
     const facts = (run, t) => {
       const row = t.row;
       return h("ul", { class: "pair-facts" },
+        h("li", { class: "pair-config" }, `${run.strategy} · ${run.model}`),
         h("li", {}, "first try: ", badge(row.verdicts[0]), " · submitted: ", t.in_progress ? "still running" : badge(row.final)),
         h("li", {}, `${row.trials.length} trial(s), ${row.n_fixes} fix(es), ${row.n_breaks} break(s), ${row.reflections} reflection(s)`),
         h("li", {}, `tokens: ${row.tokens === null || row.tokens === undefined ? NA : num(row.tokens)}`));
@@ -908,7 +921,8 @@
           h("div", { class: "pair-run", dataset: { side: "a" } }, h("h2", {}, "A: ", ra.name), facts(ra, ta), strip("a", ta)),
           h("div", { class: "pair-run", dataset: { side: "b" } }, h("h2", {}, "B: ", rb.name), facts(rb, tb), strip("b", tb))),
         h("section", { class: "diff-section" },
-          h("h3", {}, `The ${what} of A's trial ${trA.trial} and B's trial ${trB.trial}`, taskOpts.ignoreWS ? " (whitespace ignored)" : ""), diff),
+          h("h3", {}, `The ${what} of A's trial ${trA.trial} and B's trial ${trB.trial}`, taskOpts.ignoreWS ? " (whitespace ignored)" : ""),
+          h("p", { class: "muted pair-legend" }, `- only in A (${ra.name}, trial ${trA.trial}) · + only in B (${rb.name}, trial ${trB.trial})`), diff),
         h("div", { class: "trials pair", id: "rb-pair-trials" },
           labelled("A", ra, trialColumn(trA, ta.benchmark, ta.trials.find((tr) => tr.trial === trA.trial - 1) || null)),
           labelled("B", rb, trialColumn(trB, tb.benchmark, tb.trials.find((tr) => tr.trial === trB.trial - 1) || null))));
