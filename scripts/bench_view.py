@@ -4,9 +4,10 @@
 Builds a synthetic run log of HumanEval's size (164 tasks x 5 trials, every trial with
 realistic contents: a ~1 KB program, the prompt, six self-tests with outputs, the
 hidden verdict with its failing assert, a reflection, the memory shown, three model
-calls; ~10 MB of log), then measures in headless Chromium (Debian's, over the DevTools
-protocol) the time from navigation start to the page rendered (the page's own mark
-after its content is built and laid out), for:
+calls each with its request and reply as every call is logged since issue 33; ~22 MB
+of log), then measures in headless Chromium (Debian's,
+over the DevTools protocol) the time from navigation start to the page rendered (the
+page's own mark after its content is built and laid out), for:
 
 * ``served run page``: ``reflexion-bench view`` over 127.0.0.1, the run page (summary,
   curve, task table; a task's trials load when it is opened), cold (the server's
@@ -101,9 +102,35 @@ def _record(rng: random.Random, task: int, trial: int, k: int, memory: list[str]
         for i, t in enumerate(tests)
     ]
     reflection = None if trial == k else _reflection(rng)
+    user = (
+        f"[previous impl]:\n{program}\n[unit test results]:\n"
+        + "\n".join(tests)
+        + "\n[reflection]:\n"
+        + "\n".join(memory)
+    )
+    system = "You are a Python writing assistant. " * 20
+    # Every call logged in full, as the runner writes it since issue 33 (core/calllog.py):
+    # each role's request and reply (one call per role per trial here, so each request
+    # is logged whole).
+    requests = {
+        "actor": (
+            [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "Here is the implementation.\n```python\n" + program + "```",
+        ),
+        "self_test": (
+            [{"role": "user", "content": "Write six unit tests for:\n" + program}],
+            "\n".join(tests),
+        ),
+        "reflector": (
+            [{"role": "user", "content": user + "\nWhy did it fail?"}],
+            reflection or "",
+        ),
+    }
     calls = [
         {
             "role": role,
+            "messages": requests[role][0],
+            "reply": requests[role][1],
             "model": "gpt-4",
             "prompt_tokens": rng.randint(400, 2500),
             "completion_tokens": rng.randint(50, 400),
@@ -116,12 +143,6 @@ def _record(rng: random.Random, task: int, trial: int, k: int, memory: list[str]
         }
         for role in ("actor", "self_test" if trial == 1 else "actor", "reflector")
     ]
-    user = (
-        f"[previous impl]:\n{program}\n[unit test results]:\n"
-        + "\n".join(tests)
-        + "\n[reflection]:\n"
-        + "\n".join(memory)
-    )
     return {
         "schema": 1,
         "type": "trial",
@@ -136,7 +157,7 @@ def _record(rng: random.Random, task: int, trial: int, k: int, memory: list[str]
         "candidate": program,
         "trajectory": "Here is the implementation.\n```python\n" + program + "```",
         "prompt": [
-            {"role": "system", "content": "You are a Python writing assistant. " * 20},
+            {"role": "system", "content": system},
             {"role": "user", "content": user},
         ],
         "self_test": {
