@@ -243,16 +243,21 @@ def pilot(args: argparse.Namespace) -> None:
                 commit(f"study: pilot {bench}/{arm} ({PILOT} tasks)")
 
 
+def compute_rows() -> list[dict[str, Any]]:
+    """Every step's record in ``compute.jsonl`` (none before the first step)."""
+    path = STUDY / "compute.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+
+
 def estimate() -> dict[str, Any]:
     """Seconds per task of every arm, from the pilot's steps in compute.jsonl: an arm's
     pilot may have run over several sessions (a step interrupted at a session's end and
     resumed), so its steps up to the pilot's size are added up; the time of an
     interrupted step counts in full (its last tasks in flight were lost and redone: a
     conservative estimate). An arm whose steps do not reach the pilot's size is missing."""
-    rows = []
-    path = STUDY / "compute.jsonl"
-    if path.is_file():
-        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+    rows = compute_rows()
     spent: dict[tuple[str, str], list[float]] = {}
     for r in rows:
         if r["to_tasks"] <= PILOT:
@@ -324,14 +329,19 @@ def render_plan(plan: dict[str, Any]) -> str:
 BLOCK = re.compile(r"(<!-- plan -->\n).*?(<!-- /plan -->)", re.S)
 
 
-def refresh_readme(plan: dict[str, Any]) -> None:
+def refresh_block(block: re.Pattern[str], body: str) -> None:
+    """Rewrite one generated block of the study README (left alone where absent)."""
     readme = STUDY / "README.md"
     if not readme.is_file():
         return
     text = readme.read_text(encoding="utf-8")
-    new = BLOCK.sub(lambda m: m.group(1) + render_plan(plan) + "\n" + m.group(2), text)
+    new = block.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
     if new != text:
         readme.write_text(new, encoding="utf-8")
+
+
+def refresh_readme(plan: dict[str, Any]) -> None:
+    refresh_block(BLOCK, render_plan(plan))
 
 
 def run(args: argparse.Namespace) -> None:
@@ -358,10 +368,7 @@ def progress(plan: dict[str, Any]) -> list[dict[str, Any]]:
     (``compute.jsonl``), the wall time per task measured over all its steps (an
     interrupted step counts in full: its tasks in flight were lost and redone, so the
     rate errs long), and the hours that rate leaves for the rest of the arm."""
-    rows = []
-    path = STUDY / "compute.jsonl"
-    if path.is_file():
-        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+    rows = compute_rows()
     size = targets(plan)
     out = []
     for bench in SIZES:
@@ -419,14 +426,7 @@ PROGRESS = re.compile(r"(<!-- progress -->\n).*?(<!-- /progress -->)", re.S)
 def refresh_progress(plan: dict[str, Any]) -> None:
     """The README's ``<!-- progress -->`` block, from the logs and compute.jsonl (never
     typed by hand)."""
-    readme = STUDY / "README.md"
-    if not readme.is_file():
-        return
-    text = readme.read_text(encoding="utf-8")
-    body = render_progress(progress(plan))
-    new = PROGRESS.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
-    if new != text:
-        readme.write_text(new, encoding="utf-8")
+    refresh_block(PROGRESS, render_progress(progress(plan)))
 
 
 def status(args: argparse.Namespace) -> None:

@@ -197,10 +197,15 @@ def read_programming_rows(src: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _names_rust(path: str) -> bool:
+    """Whether a log's path names Rust (``rs`` or ``rust`` as a word of it)."""
+    return bool(re.search(r"(^|[_\-./])(rs|rust)([_\-./]|$)", path.lower()))
+
+
 def guess_benchmark(name: str) -> str | None:
     """This project's benchmark name from an original log's path (file and folder)."""
     low = name.lower()
-    rust = bool(re.search(r"(^|[_\-./])(rs|rust)([_\-./]|$)", low))
+    rust = _names_rust(low)
     hard = "hardest50" in low or "hard50" in low
     for key, bench in (
         ("leetcode", "leetcode_hard"),
@@ -263,7 +268,7 @@ def detect_programming(src: Path, rows: Sequence[dict[str, Any]]) -> Detected:
     elif lang_field in ("py", "python"):
         language = "python"
     else:
-        rusty = re.search(r"(^|[_\-./])(rs|rust)([_\-./]|$)", path_text.lower())
+        rusty = _names_rust(path_text)
         language = "rust" if rusty else "python"
     bench = guess_benchmark(name) or guess_benchmark(folder)
     first = str(_id_of(rows[0]))
@@ -319,7 +324,7 @@ def _model_of_siblings(src: Path, bench: str, language: str) -> tuple[str, str]:
         text = f"{p.parent.name}/{p.name}"
         if (guess_benchmark(p.name) or guess_benchmark(p.parent.name)) != bench:
             continue
-        rusty = bool(re.search(r"(^|[_\-./])(rs|rust)([_\-./]|$)", text.lower()))
+        rusty = _names_rust(text)
         if rusty != (language == "rust"):
             continue
         model = _model_named(text)

@@ -292,8 +292,9 @@ def draw_trial_curves(
     kind: str = "submitted",
     legend: str = "right",
 ) -> None:
-    """Success vs trial on ``ax``, one line per group, with 95% CIs: step bands, or bars side by side from four series on (see
-    :func:`plot_trial_curves`; the notebooks draw their panels with it). ``legend``:
+    """Success vs trial on ``ax``, one line per group, with 95% CIs: step bands, or
+    bars side by side from four series on (see :func:`plot_trial_curves`; the
+    notebooks draw their panels with it). ``legend``:
     ``right`` (outside the axes, beside them), or ``none`` (the caller places it)."""
     key = "success_at_trial" if kind == "submitted" else "solved_by_trial"
     k_max = 1
@@ -355,7 +356,8 @@ def draw_trial_curves(
 def plot_trial_curves(
     groups: Sequence[dict[str, Any]], stem: Path, *, kind: str = "submitted", title: str = ""
 ) -> list[Path]:
-    """Success vs trial, one line per strategy, with 95% CIs where known (bands; side-by-side bars from four series on)."""
+    """Success vs trial, one line per strategy, with 95% CIs where known (bands;
+    side-by-side bars from four series on)."""
     fig = _figure(len(groups))
     ax = fig.axes[0]
     draw_trial_curves(ax, groups, kind=kind, legend="none")

@@ -275,12 +275,14 @@ _CALL_KEYS = (
 )
 
 
-def episode_text(rec: dict[str, Any]) -> str | None:
+def episode_text(rec: dict[str, Any], steps: list[dict[str, str]] | None = None) -> str | None:
     """What a trial *did* in an ALFWorld or HotpotQA episode: its actions and thoughts,
     one per line (observations left out: they follow from the actions). Two trials'
     episodes are compared by these lines; their outcome texts ("not won: step limit
-    reached") say nothing of how they differ. None for code benchmarks."""
-    steps = transcript(rec)
+    reached") say nothing of how they differ. None for code benchmarks. ``steps``: the
+    record's :func:`transcript`, where the caller has it already."""
+    if steps is None:
+        steps = transcript(rec)
     if steps is None:
         return None
     return "\n".join(s["text"] for s in steps if s["kind"] in ("act", "think"))
@@ -300,6 +302,16 @@ _IN_LOOP_TITLE = {
 }
 
 
+def _loop_kind(rec: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+    """``(kind, uses)``: ``alfworld``/``hotpotqa`` where the paper's in-loop evaluator
+    judges by the scorer's own signal, None for the code benchmarks (the model's own
+    tests); the trial's logged ``answer_key_uses`` (None where the log lacks it)."""
+    bench = str(rec.get("benchmark") or "")
+    kind = "alfworld" if bench == "alfworld" else "hotpotqa" if bench.startswith("hotpot") else None
+    uses = rec.get("answer_key_uses")
+    return kind, uses if isinstance(uses, dict) else None
+
+
 def _signal_titles(rec: dict[str, Any]) -> tuple[str, str]:
     """The headings of a trial's in-loop verdict and of its score, saying truthfully
     what the loop saw. Read from the trial's logged ``answer_key_uses`` (every read of
@@ -308,11 +320,9 @@ def _signal_titles(rec: dict[str, Any]) -> tuple[str, str]:
     their scorers judge by, so their score is no hidden verdict but the same one the
     loop saw; the code benchmarks' self-tests are the model's own and their hidden
     tests never reach the loop. A log without the field (imported) says so."""
-    bench = str(rec.get("benchmark") or "")
-    kind = "alfworld" if bench == "alfworld" else "hotpotqa" if bench.startswith("hotpot") else None
-    uses = rec.get("answer_key_uses")
-    logged = isinstance(uses, dict)
-    sources = sorted(uses) if isinstance(uses, dict) else []
+    kind, uses = _loop_kind(rec)
+    logged = uses is not None
+    sources = sorted(uses or {})
     if kind is None:
         in_loop = "Self-tests (in the loop)"
         if sources:
@@ -348,10 +358,9 @@ def _signal_titles(rec: dict[str, Any]) -> tuple[str, str]:
 def _signal_labels(rec: dict[str, Any]) -> tuple[str, str]:
     """Short verdict labels (badges): ``self-tests``/``hidden`` only where the loop's
     verdict is the model's own tests and the score is hidden from it."""
-    bench = str(rec.get("benchmark") or "")
-    uses = rec.get("answer_key_uses")
-    code = not (bench == "alfworld" or bench.startswith("hotpot"))
-    hidden = code and not (isinstance(uses, dict) and uses)
+    kind, uses = _loop_kind(rec)
+    code = kind is None
+    hidden = code and not uses
     return ("self-tests" if code else "in loop"), ("hidden" if hidden else "score")
 
 
@@ -363,7 +372,7 @@ def trial_view(rec: dict[str, Any], prev: dict[str, Any] | None) -> dict[str, An
     extra: dict[str, Any] = extra_raw if isinstance(extra_raw, dict) else {}
     calls = rec.get("model_calls")
     steps = transcript(rec)
-    episode = episode_text(rec)
+    episode = episode_text(rec, steps)
     in_loop_title, score_title = _signal_titles(rec)
     in_loop_label, score_label = _signal_labels(rec)
     if prev is None:
