@@ -53,6 +53,10 @@ COMMANDS = {
         "reflexion_bench.commands.bench",
         "benchmarks: `bench memory --n N` retrieval latency",
     ),
+    "cache": (
+        "reflexion_bench.commands.cache",
+        "export/import the response cache (carry shared trial-1 calls across machines)",
+    ),
     "view": (
         "reflexion_bench.commands.view",
         "browse runs and sweeps in a local web page (or --export FILE.html)",

@@ -5,6 +5,7 @@ run it, resumably, over as many sessions as it takes.
     python scripts/equal_budget_study.py plan      # wall-time estimate from the pilot
     python scripts/equal_budget_study.py run [--stop-at HH:MM] [--commit]
     python scripts/equal_budget_study.py status [--write]   # progress; --write: README block
+    python scripts/equal_budget_study.py share     # export the shared calls (run does too)
 
 Every arm (``retry``, ``reflexion``, ``wrong_reflection``; ``raw_log`` when the plan
 allows) of both benchmarks is one run folder, ``<study>/<benchmark>/<arm>``, grown in
@@ -28,7 +29,10 @@ session resumes from the repository.
 The server settings are the same for every run and pinned (``SERVER``): the response
 cache's key includes ``n_ctx`` and ``n_parallel``, so that trial 1 (greedy, the same
 request in every arm) is computed once, and a resume on another machine does not resolve
-``auto`` differently and refuse the folder.
+``auto`` differently and refuse the folder. The response cache stays on its machine, so
+the calls every arm shares travel with the study: ``shared_calls.jsonl`` (the cache's
+greedy entries of the pinned server) is imported before the first step of ``pilot`` and
+``run`` and exported after every step (``reflexion-bench cache``).
 """
 
 from __future__ import annotations
@@ -70,6 +74,145 @@ SERVER = [
     "generate.timeout_s=3600",
     "progress=false",
 ]
+
+
+#: The calls every arm shares (temperature 0: trial 1's actor and self-test writer; the
+#: reflector's greedy calls come along), exported from the response cache after every
+#: step and imported before the first, so that a session on another machine serves
+#: trial 1 from the entries the other arms used instead of decoding it again: greedy
+#: decoding in 6 parallel slots is not bit-reproducible, and a task's arms would start
+#: from different first programs (``trial1_agreement`` counts them).
+SHARED_CALLS = STUDY / "shared_calls.jsonl"
+MODEL_NAME = "qwen2.5-coder-0.5b-instruct"
+
+
+def _server_setting(name: str) -> int:
+    return int(next(x.split("=", 1)[1] for x in SERVER if x.startswith(f"model.{name}=")))
+
+
+def _study_identity(request: dict[str, Any]) -> bool:
+    """A cache entry of the study's pinned server (not the same model run otherwise)."""
+    server = (request.get("identity") or {}).get("server") or {}
+    return bool(
+        server.get("n_ctx") == _server_setting("n_ctx")
+        and server.get("n_parallel") == _server_setting("n_parallel")
+    )
+
+
+def _cache() -> Any:
+    from reflexion_bench.commands.cache import default_cache
+    from reflexion_bench.models.cache import ResponseCache
+
+    return ResponseCache(default_cache())
+
+
+def import_shared_calls() -> None:
+    """Seed this machine's response cache with the committed shared calls (local entries
+    are kept; an entry whose key is not its request's is refused)."""
+    if not SHARED_CALLS.is_file():
+        return
+    from reflexion_bench.models.cache import import_entries
+
+    cache = _cache()
+    try:
+        counts = import_entries(cache, SHARED_CALLS)
+    finally:
+        cache.close()
+    print(
+        f"shared calls: {counts['added']} added to the response cache, "
+        f"{counts['present']} already there, {counts['refused']} refused",
+        flush=True,
+    )
+    for problem in counts["problems"]:
+        print(f"  refused {problem}", file=sys.stderr)
+
+
+def export_shared_calls() -> None:
+    """Write the study's greedy calls from this machine's cache to ``SHARED_CALLS``
+    (what the cache holds: the imported entries and the new ones, oldest first)."""
+    from reflexion_bench.models.cache import export_entries
+
+    cache = _cache()
+    try:
+        export_entries(
+            cache, SHARED_CALLS, greedy_only=True, model=MODEL_NAME, where=_study_identity
+        )
+    finally:
+        cache.close()
+
+
+def trial1_agreement(plan: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per benchmark, over the tasks every required arm has a trial 1 of: how many got
+    the same first program in every arm, how many did not, how many of those had a
+    first verdict that differs too, and how many were decoded again (a trial-1 actor
+    call not served from the cache in some arm)."""
+    out: dict[str, dict[str, int]] = {}
+    for bench in SIZES:
+        firsts: list[dict[str, dict[str, Any]]] = []
+        for arm in ARMS:
+            path = run_dir(bench, arm) / "log.jsonl"
+            seen: dict[str, dict[str, Any]] = {}
+            if path.is_file():
+                for line in path.read_text(encoding="utf-8").splitlines():
+                    try:
+                        rec = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
+                    if isinstance(rec, dict) and rec.get("trial") == 1 and "task_id" in rec:
+                        # The last one: a task redone on resume supersedes its cut attempt.
+                        seen[rec["task_id"]] = rec
+            firsts.append(seen)
+        common = set.intersection(*(set(f) for f in firsts)) if firsts else set()
+        differ = [t for t in common if len({f[t].get("candidate") for f in firsts}) > 1]
+        verdicts = [
+            t for t in differ if len({(f[t].get("hidden") or {}).get("passed") for f in firsts}) > 1
+        ]
+        # Decoded more than once: the first arm computes trial 1, the others should be
+        # served it from the cache; two uncached trial-1 actor calls mean it was not.
+        decoded = [
+            t
+            for t in differ
+            if sum(not c.get("cached") for f in firsts for c in (f[t].get("model_calls") or [])[:1])
+            > 1
+        ]
+        out[bench] = {
+            "tasks": len(common),
+            "same": len(common) - len(differ),
+            "differ": len(differ),
+            "verdict_differs": len(verdicts),
+            "decoded_again": len(decoded),
+        }
+    return out
+
+
+def render_agreement(agree: dict[str, dict[str, int]]) -> str:
+    parts = [
+        f"{bench} {a['same']} of {a['tasks']}"
+        + (
+            f" ({a['differ']} differ, {a['verdict_differs']} of them with another first verdict)"
+            if a["differ"]
+            else ""
+        )
+        for bench, a in agree.items()
+    ]
+    differ = sum(a["differ"] for a in agree.values())
+    again = sum(a["decoded_again"] for a in agree.values())
+    text = (
+        "Trial 1 (greedy, one computation meant to be shared by every arm) gave the same "
+        "program in every arm on " + "; ".join(parts) + " of the tasks all three arms ran."
+    )
+    if differ:
+        text += (
+            f" On {again} of the {differ} that differ, trial 1 was decoded more than once: "
+            "a later arm's call was not served from the response cache, which stays on "
+            "its machine while the study moved between machines, and greedy decoding in 6 "
+            "parallel slots is not bit-reproducible. Each arm is judged on its own trials, "
+            "so the paired comparisons stay valid, but first try is not identical across "
+            "arms on those tasks. Since 2026-12-05 the shared calls travel with the study "
+            "(`shared_calls.jsonl`, exported after every step, imported before a "
+            "session's first)."
+        )
+    return text
 
 
 def run_dir(bench: str, arm: str) -> Path:
@@ -235,10 +378,12 @@ def commit(message: str) -> None:
 
 
 def pilot(args: argparse.Namespace) -> None:
+    import_shared_calls()
     for bench in SIZES:
         for arm in ARMS:
             run_step(bench, arm, PILOT, _deadline(args.stop_at), not args.no_nice)
             if args.commit:
+                export_shared_calls()
                 write_report(not args.no_nice)
                 commit(f"study: pilot {bench}/{arm} ({PILOT} tasks)")
 
@@ -350,6 +495,7 @@ def run(args: argparse.Namespace) -> None:
         raise SystemExit("no plan.json: run `pilot` and `plan` first")
     deadline = _deadline(args.stop_at)
     size = targets(plan)
+    import_shared_calls()
     for bench in SIZES:  # HumanEval first: it is never cut
         for limit in steps(size[bench]):
             for arm in arms(plan):
@@ -358,6 +504,7 @@ def run(args: argparse.Namespace) -> None:
                     continue
                 run_step(bench, arm, limit, deadline, not args.no_nice)
                 if args.commit:
+                    export_shared_calls()
                     write_report(not args.no_nice)
                     refresh_progress(plan)
                     commit(f"study: {bench}/{arm} at {finished_tasks(folder)} tasks")
@@ -426,14 +573,25 @@ PROGRESS = re.compile(r"(<!-- progress -->\n).*?(<!-- /progress -->)", re.S)
 def refresh_progress(plan: dict[str, Any]) -> None:
     """The README's ``<!-- progress -->`` block, from the logs and compute.jsonl (never
     typed by hand)."""
-    refresh_block(PROGRESS, render_progress(progress(plan)))
+    refresh_block(PROGRESS, progress_block(plan))
+
+
+def progress_block(plan: dict[str, Any]) -> str:
+    return render_progress(progress(plan)) + "\n\n" + render_agreement(trial1_agreement(plan))
 
 
 def status(args: argparse.Namespace) -> None:
     plan = read_plan()
-    print(render_progress(progress(plan)))
+    print(progress_block(plan))
     if getattr(args, "write", False):
         refresh_progress(plan)
+
+
+def share(args: argparse.Namespace) -> None:
+    """Export the shared calls now (``run --commit`` does it after every step)."""
+    export_shared_calls()
+    n = sum(1 for _ in SHARED_CALLS.open(encoding="utf-8"))
+    print(f"{n} shared calls in {SHARED_CALLS.relative_to(ROOT)}")
 
 
 _LOCK: Any = None
@@ -453,7 +611,7 @@ def _single_driver() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stage", choices=("pilot", "plan", "run", "status"))
+    p.add_argument("stage", choices=("pilot", "plan", "run", "status", "share"))
     p.add_argument("--stop-at", help="HH:MM (local time): start no step after it, stop then")
     p.add_argument("--commit", action="store_true", help="commit the study folder per step")
     p.add_argument("--no-nice", action="store_true", help="run the children at normal priority")
@@ -465,7 +623,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage != "status":
         _single_driver()
     try:
-        {"pilot": pilot, "plan": make_plan, "run": run, "status": status}[args.stage](args)
+        stages = {"pilot": pilot, "plan": make_plan, "run": run, "status": status, "share": share}
+        stages[args.stage](args)
     except Stopped:
         print("stopped at --stop-at; run the same command again to resume", flush=True)
     return 0

@@ -196,6 +196,107 @@ def test_the_committed_progress_block_is_what_status_writes() -> None:
     readme = (s.STUDY / "README.md").read_text()
     m = s.PROGRESS.search(readme)
     assert m, "no <!-- progress --> block in the study README"
-    assert m.group(0) == (
-        m.group(1) + s.render_progress(s.progress(s.read_plan())) + "\n" + m.group(2)
+    assert m.group(0) == m.group(1) + s.progress_block(s.read_plan()) + "\n" + m.group(2)
+
+
+def _first(task: str, program: str, passed: bool, cached: bool) -> dict[str, object]:
+    call = {"role": "actor", "cached": cached, "temperature": 0.0}
+    return {
+        "task_id": task,
+        "trial": 1,
+        "candidate": program,
+        "hidden": {"passed": passed},
+        "model_calls": [call, {"role": "self_test", "cached": cached}],
+    }
+
+
+def test_trial1_agreement_counts_programs_verdicts_and_second_decodings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    arms = {
+        # a: shared through the cache. b: decoded again by reflexion, another program and
+        # verdict. c: another program served from the cache (not decoded twice).
+        # d: only two arms ran it. e: reflexion's cut attempt differs, its redo agrees.
+        "retry": [
+            _first("a", "A", True, False),
+            _first("b", "B", True, False),
+            _first("c", "C", False, False),
+            _first("d", "D", True, False),
+            _first("e", "E", True, False),
+        ],
+        "reflexion": [
+            _first("a", "A", True, True),
+            _first("b", "B2", False, False),
+            _first("c", "C2", False, True),
+            _first("d", "D2", True, False),
+            _first("e", "E-cut", True, False),
+            _first("e", "E", True, True),
+        ],
+        "wrong_reflection": [
+            _first("a", "A", True, True),
+            _first("b", "B", True, True),
+            _first("c", "C", False, True),
+            _first("e", "E", True, True),
+        ],
+    }
+    for arm, recs in arms.items():
+        folder = tmp_path / "humaneval" / arm
+        folder.mkdir(parents=True)
+        (folder / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    agree = s.trial1_agreement({})
+    assert agree["humaneval"] == {
+        "tasks": 4,
+        "same": 2,
+        "differ": 2,
+        "verdict_differs": 1,
+        "decoded_again": 1,
+    }
+    assert agree["mbpp"]["tasks"] == 0
+    text = s.render_agreement(agree)
+    assert "humaneval 2 of 4 (2 differ, 1 of them with another first verdict)" in text
+    assert "On 1 of the 2 that differ, trial 1 was decoded more than once" in text
+    assert "decoded more than once" not in s.render_agreement(
+        {"humaneval": {**agree["humaneval"], "same": 4, "differ": 0}}
     )
+
+
+def test_the_shared_calls_travel_to_another_machines_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
+    from reflexion_bench.models.cache import ResponseCache, request_key
+
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    monkeypatch.setattr(s, "SHARED_CALLS", tmp_path / "shared_calls.jsonl")
+    monkeypatch.setenv("REFLEXION_BENCH_CACHE", str(tmp_path / "machine1"))
+    pinned = {"n_ctx": s._server_setting("n_ctx"), "n_parallel": s._server_setting("n_parallel")}
+
+    def identity(server: dict[str, int]) -> dict[str, object]:
+        return {"provider": "embedded", "model": s.MODEL_NAME, "server": server}
+
+    keys = {}
+    cache = s._cache()
+    for name, ident, temperature in (
+        ("shared", identity(pinned), 0.0),
+        ("sampled", identity(pinned), 0.8),
+        ("other server", identity({**pinned, "n_parallel": 1}), 0.0),
+    ):
+        key, request = request_key(
+            ident, [Message("user", name)], GenerateConfig(temperature=temperature)
+        )
+        cache.put(key, request, ModelOutput(text=f"reply to {name}"))
+        keys[name] = key
+    cache.close()
+    s.export_shared_calls()
+    lines = s.SHARED_CALLS.read_text().splitlines()
+    assert [json.loads(x)["key"] for x in lines] == [keys["shared"]]
+
+    monkeypatch.setenv("REFLEXION_BENCH_CACHE", str(tmp_path / "machine2"))
+    s.import_shared_calls()
+    there = ResponseCache(tmp_path / "machine2" / "model_cache.sqlite")
+    hit = there.get(keys["shared"])
+    assert hit is not None and hit.text == "reply to shared"
+    assert len(there) == 1

@@ -25,7 +25,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,8 +87,14 @@ def request_key(
     for name in unsent:
         if name in request:
             request[name] = None
+    return canonical_key(request), request
+
+
+def canonical_key(request: Mapping[str, Any]) -> str:
+    """The SHA-256 of a canonical request's canonical JSON (what :func:`request_key`
+    returns; also how an imported entry is checked against its own request)."""
     blob = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest(), request
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 class ResponseCache:
@@ -189,3 +195,127 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def entries(
+        self,
+        *,
+        greedy_only: bool = False,
+        model: str | None = None,
+        where: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Whole entries, oldest first (then by key, so that an export is reproducible):
+        ``key``, ``provider``, ``model``, ``request``, ``response``, ``created``.
+
+        ``greedy_only``: temperature 0 only: the calls that are the same request in every
+        arm of a study (trial 1, the self-test writer), which a sampled call is not.
+        ``model``: the identity's model name. ``where``: a test on the canonical request
+        (e.g. on its ``identity``'s server settings)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT key, provider, model, request, response, created FROM responses"
+                " ORDER BY created, key"
+            ).fetchall()
+        out = []
+        for key, provider, name, request, response, created in rows:
+            if model is not None and name != model:
+                continue
+            req = json.loads(request)
+            if greedy_only and req.get("temperature") != 0:
+                continue
+            if where is not None and not where(req):
+                continue
+            out.append(
+                {
+                    "key": key,
+                    "provider": provider,
+                    "model": name,
+                    "request": req,
+                    "response": json.loads(response),
+                    "created": created,
+                }
+            )
+        return out
+
+    def add_entry(self, entry: Mapping[str, Any]) -> bool:
+        """Insert one exported entry unless its key is present (a local answer is never
+        replaced). Returns whether it was added.
+
+        Raises:
+            ValueError: the entry is malformed, of another key recipe (``v``), or its key
+                is not its request's (an edited or corrupted line must not answer for
+                another request).
+        """
+        try:
+            key = str(entry["key"])
+            request = dict(entry["request"])
+            response = dict(entry["response"])
+            created = float(entry["created"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a cache entry ({type(exc).__name__}: {exc})") from None
+        if request.get("v") != KEY_VERSION:
+            raise ValueError(
+                f"key recipe v={request.get('v')!r}, this version keys v={KEY_VERSION}"
+            )
+        if canonical_key(request) != key:
+            raise ValueError("its key is not the SHA-256 of its request")
+        if not isinstance(response.get("text"), str):
+            raise ValueError("its response has no text")
+        with self._lock:
+            cur = self._conn.execute(
+                "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    str(request["provider"]),
+                    str(request["model"]),
+                    json.dumps(request, ensure_ascii=False),
+                    json.dumps(response, ensure_ascii=False),
+                    created,
+                ),
+            )
+            return bool(cur.rowcount)
+
+
+def export_entries(
+    cache: ResponseCache,
+    path: str | Path,
+    *,
+    greedy_only: bool = False,
+    model: str | None = None,
+    where: Callable[[dict[str, Any]], bool] | None = None,
+) -> int:
+    """Write the cache's entries (filtered as :meth:`ResponseCache.entries`) to a JSONL
+    file, one entry per line, oldest first: entries imported elsewhere keep their
+    ``created``, so a file re-exported after more calls only grows at its end (a small
+    diff when it is committed). Written whole, then renamed into place. Returns the count.
+    """
+    rows = cache.entries(greedy_only=greedy_only, model=model, where=where)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+    tmp.replace(target)
+    return len(rows)
+
+
+def import_entries(cache: ResponseCache, path: str | Path) -> dict[str, Any]:
+    """Add a JSONL export's entries to the cache (present keys are kept as they are).
+
+    Returns counts (``added``, ``present``, ``refused``) and ``problems``: the first few
+    refused lines, each with its line number and why. A refused line is skipped, never
+    served: a bad line costs one live call, a wrong entry would cost a wrong answer."""
+    counts: dict[str, Any] = {"added": 0, "present": 0, "refused": 0, "problems": []}
+    with Path(path).open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                added = cache.add_entry(json.loads(line))
+            except (json.JSONDecodeError, ValueError, AttributeError) as exc:
+                counts["refused"] += 1
+                if len(counts["problems"]) < 5:
+                    counts["problems"].append(f"line {number}: {exc}")
+                continue
+            counts["added" if added else "present"] += 1
+    return counts
