@@ -4,12 +4,14 @@ with a larger limit: tests/runner/test_resume_guard.py.)"""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -376,3 +378,40 @@ async def test_pooled_discordance_reads_the_reports_pooled_comparison(
     assert n == 9 == cmp["n_common"]
     assert psi == pytest.approx((cmp["only_this"] + cmp["only_ref"]) / 9)
     assert detectable == cmp["assessment"]["detectable_difference"]
+
+
+def test_run_checks_power_when_complete_and_runs_the_grown_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver's loop: nothing to run until the power check grows MBPP; then every arm
+    runs the new steps (arms in turn), the check runs again, and the driver stops."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    plan = {
+        "pilot_tasks": 20,
+        "seconds_per_task": {"mbpp": {"retry": 100.0}},
+        "hours_full": 59.3,
+        "hours_limit": 8.0,
+        "mbpp_tasks": 200,
+        "hours_required": 38.6,
+        "optional_arms": [],
+    }
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    done = {(b, a): n for b, n in (("humaneval", 164), ("mbpp", 200)) for a in s.ARMS}
+    ran: list[tuple[str, str, int]] = []
+
+    def step(bench: str, arm: str, limit: int, deadline: Any, nice: bool) -> None:
+        ran.append((bench, arm, limit))
+        done[(bench, arm)] = limit
+
+    monkeypatch.setattr(s, "run_step", step)
+    monkeypatch.setattr(s, "finished_tasks", lambda folder: done[(folder.parent.name, folder.name)])
+    monkeypatch.setattr(s, "import_shared_calls", lambda: None)
+    checks = iter([(364, 0.25, 0.0732), (404, 0.25, 0.0699)])
+    monkeypatch.setattr(s, "pooled_discordance", lambda: next(checks))
+    s.run(argparse.Namespace(stop_at=None, no_nice=True, commit=False))
+    # The step grid (20, 60, ..., 180, 220, ...) continues, arms in turn at each limit.
+    assert ran == [("mbpp", a, n) for n in (220, 240) for a in s.ARMS]
+    assert [
+        c["mbpp_tasks"] for c in json.loads((tmp_path / "plan.json").read_text())["reestimation"]
+    ] == [240, 240]
