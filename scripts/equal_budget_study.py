@@ -13,7 +13,9 @@ steps of tasks (``limit`` may grow on resume: the logged tasks are a prefix of t
 larger selection), arms in turn, so that a stopped study leaves its arms at about the
 same size and the paired comparisons use as many tasks as possible. HumanEval goes
 first and is never cut; MBPP runs to the size the plan chose (397, or its first 200 when
-the pilot says the required part would exceed ~8 hours on this machine).
+the pilot says the required part would exceed ~8 hours on this machine), and grows past
+it where the power check says the pooled reflexion-vs-retry comparison cannot detect 7
+points (``reestimate``: a rule that reads only the discordance, fixed in advance).
 
 ``pilot`` runs the first step (20 tasks) of every required arm; ``plan`` extrapolates
 each arm's wall time per task from it (``compute.jsonl``: every step's wall time, as run)
@@ -61,6 +63,10 @@ PILOT = 20
 STEP = 40
 #: Above this many hours for the required arms the plan cuts MBPP (the issue's rule).
 HOURS_LIMIT = 8.0
+#: The power the study owes its pooled reflexion-vs-retry comparison: a detectable
+#: difference (80% power, alpha 0.05) of at most 7 points. Where the planned tasks fall
+#: short of it, MBPP grows (``reestimate``: a rule fixed before MBPP reached its plan).
+DETECTABLE_TARGET = 0.07
 #: Pinned server settings of every run: the 0.5B's `auto` on 2 quiet cores (6 slots, the
 #: winner of results/bench/server_options.json; see the module docstring).
 SERVER = [
@@ -457,18 +463,21 @@ def render_plan(plan: dict[str, Any]) -> str:
     for bench, d in plan["seconds_per_task"].items():
         for arm, s in d.items():
             lines.append(f"| {bench} | {arm} | {s:.1f} |")
-    cut = plan["mbpp_tasks"] < SIZES["mbpp"]
+    # The pilot's choice, before any power check grew MBPP.
+    first = (plan.get("reestimation") or [{"at_mbpp_tasks": plan["mbpp_tasks"]}])[0]
+    chosen = int(first["at_mbpp_tasks"])
     lines += [
         "",
         f"Extrapolated: {plan['hours_full']:.1f} h for all three arms on 164 HumanEval + "
         f"397 MBPP tasks (limit {plan['hours_limit']:g} h), so MBPP runs "
         + (
-            f"its first {plan['mbpp_tasks']} tasks (cut): {plan['hours_required']:.1f} h."
-            if cut
-            else f"all {plan['mbpp_tasks']} tasks: {plan['hours_required']:.1f} h."
+            f"its first {chosen} tasks (cut): {plan['hours_required']:.1f} h."
+            if chosen < SIZES["mbpp"]
+            else f"all {chosen} tasks: {plan['hours_required']:.1f} h."
         ),
     ]
-    return "\n".join(lines)
+    checks = render_reestimation(plan)
+    return "\n".join(lines) + (f"\n\n{checks}" if checks else "")
 
 
 BLOCK = re.compile(r"(<!-- plan -->\n).*?(<!-- /plan -->)", re.S)
@@ -494,20 +503,124 @@ def run(args: argparse.Namespace) -> None:
     if not plan:
         raise SystemExit("no plan.json: run `pilot` and `plan` first")
     deadline = _deadline(args.stop_at)
-    size = targets(plan)
     import_shared_calls()
-    for bench in SIZES:  # HumanEval first: it is never cut
-        for limit in steps(size[bench]):
-            for arm in arms(plan):
-                folder = run_dir(bench, arm)
-                if finished_tasks(folder) >= limit:
-                    continue
-                run_step(bench, arm, limit, deadline, not args.no_nice)
-                if args.commit:
-                    export_shared_calls()
-                    write_report(not args.no_nice)
-                    refresh_progress(plan)
-                    commit(f"study: {bench}/{arm} at {finished_tasks(folder)} tasks")
+    while True:
+        size = targets(plan)
+        for bench in SIZES:  # HumanEval first: it is never cut
+            for limit in steps(size[bench]):
+                for arm in arms(plan):
+                    folder = run_dir(bench, arm)
+                    if finished_tasks(folder) >= limit:
+                        continue
+                    run_step(bench, arm, limit, deadline, not args.no_nice)
+                    if args.commit:
+                        export_shared_calls()
+                        write_report(not args.no_nice)
+                        refresh_progress(plan)
+                        commit(f"study: {bench}/{arm} at {finished_tasks(folder)} tasks")
+        # Every arm has its planned tasks: the power check, which may grow MBPP.
+        grown = reestimate(plan)
+        if args.commit:
+            write_report(not args.no_nice)
+            refresh_progress(plan)
+            commit(
+                f"study: power check at MBPP {plan['reestimation'][-1]['at_mbpp_tasks']}"
+                f" -> MBPP {targets(plan)['mbpp']}"
+            )
+        if not grown:
+            return
+
+
+def pooled_discordance() -> tuple[int, float, float | None]:
+    """The pooled reflexion-vs-retry comparison as the report computes it from the logs:
+    paired tasks, the share of them on which the two arms disagree (either way), and the
+    difference they detect with 80% power (None: no power at any difference)."""
+    from reflexion_bench.analysis.report import build_comparison
+
+    report = build_comparison([STUDY], n_resamples=200)
+    for r in (report.get("strategies") or {}).get("pooled") or []:
+        cmp = r.get("vs_retry") if r["strategy"] == "reflexion" else None
+        if cmp:
+            n = int(cmp["n_common"])
+            detectable = (cmp.get("assessment") or {}).get("detectable_difference")
+            return n, (cmp["only_this"] + cmp["only_ref"]) / n, detectable
+    raise SystemExit("the report has no pooled reflexion-vs-retry comparison")
+
+
+def mbpp_needed(n_paired: int, psi: float, detectable: float | None, mbpp_now: int) -> int:
+    """MBPP's size under the rule: unchanged where the pooled comparison already detects
+    DETECTABLE_TARGET; else the smallest size in steps of STEP (at most all of MBPP)
+    whose projected detectable difference, at the discordance seen so far, is within it.
+
+    The rule reads only the discordance (how often the arms disagree, in either
+    direction), never which arm is ahead or a p-value: re-estimating a sample size from
+    this nuisance parameter leaves the tests' false-positive rate where it was (an
+    internal pilot; Wittes and Brittain 1990, Lu and Bean 1995 for McNemar)."""
+    from reflexion_bench.analysis.power import detectable_difference
+
+    if detectable is not None and detectable <= DETECTABLE_TARGET:
+        return mbpp_now
+    other = n_paired - mbpp_now  # the HumanEval tasks, never cut
+    n = mbpp_now
+    while n < SIZES["mbpp"]:
+        n = min(SIZES["mbpp"], n + STEP)
+        if detectable_difference(other + n, psi) <= DETECTABLE_TARGET:
+            break
+    return n
+
+
+def reestimate(plan: dict[str, Any]) -> bool:
+    """The power check once every arm has its planned tasks: record it in ``plan.json``
+    (and the README's plan block), grow MBPP where :func:`mbpp_needed` says so (the
+    answer block's ``planned=`` follows), and say whether it grew."""
+    now = targets(plan)["mbpp"]
+    n, psi, detectable = pooled_discordance()
+    last = (plan.get("reestimation") or [{}])[-1]
+    if last.get("at_mbpp_tasks") == now and last.get("paired") == n:
+        return False  # this size was checked already (a rerun of a complete study)
+    new = mbpp_needed(n, psi, detectable, now)
+    plan.setdefault("reestimation", []).append(
+        {
+            "at_mbpp_tasks": now,
+            "paired": n,
+            "discordance": round(psi, 4),
+            "detectable": None if detectable is None else round(detectable, 4),
+            "mbpp_tasks": new,
+        }
+    )
+    plan["mbpp_tasks"] = new
+    (STUDY / "plan.json").write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
+    refresh_readme(plan)
+    readme = STUDY / "README.md"
+    if new != now and readme.is_file():
+        text = readme.read_text(encoding="utf-8")
+        readme.write_text(
+            re.sub(r"(planned=humaneval:\d+,mbpp:)\d+", rf"\g<1>{new}", text), encoding="utf-8"
+        )
+    print(render_reestimation(plan), flush=True)
+    return new != now
+
+
+def render_reestimation(plan: dict[str, Any]) -> str:
+    """The power checks done so far, one sentence each (the plan block's last lines)."""
+    lines = []
+    for r in plan.get("reestimation") or []:
+        det = (
+            "no power at any difference"
+            if r["detectable"] is None
+            else (f"a detectable difference of {100 * r['detectable']:.1f} points")
+        )
+        grown = (
+            f"MBPP grows to {r['mbpp_tasks']} tasks"
+            if r["mbpp_tasks"] != r["at_mbpp_tasks"]
+            else f"MBPP stays at {r['mbpp_tasks']} tasks"
+        )
+        lines.append(
+            f"Power check at MBPP {r['at_mbpp_tasks']}: {r['paired']} paired tasks, reflexion"
+            f" and retry disagree on {100 * r['discordance']:.1f}% of them, {det}"
+            f" (target {100 * DETECTABLE_TARGET:g}): {grown}."
+        )
+    return "\n\n".join(lines)
 
 
 def progress(plan: dict[str, Any]) -> list[dict[str, Any]]:

@@ -4,12 +4,14 @@ with a larger limit: tests/runner/test_resume_guard.py.)"""
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -300,3 +302,116 @@ def test_the_shared_calls_travel_to_another_machines_cache(
     hit = there.get(keys["shared"])
     assert hit is not None and hit.text == "reply to shared"
     assert len(there) == 1
+
+
+def test_mbpp_grows_only_as_far_as_the_power_target_needs() -> None:
+    """The rule: unchanged where the pooled comparison already detects 7 points; else
+    the smallest MBPP size in steps of 40 whose projection at the same discordance does
+    (the step before it would not); all of MBPP where no size does."""
+    from reflexion_bench.analysis.power import detectable_difference
+
+    s = load()
+    he = 164
+    assert s.mbpp_needed(he + 200, 0.20, detectable_difference(he + 200, 0.20), 200) == 200
+    psi = 0.25
+    assert detectable_difference(he + 200, psi) > 0.07  # the case the rule is for
+    grown = s.mbpp_needed(he + 200, psi, detectable_difference(he + 200, psi), 200)
+    assert 200 < grown <= 397 and (grown - 200) % 40 == 0
+    assert detectable_difference(he + grown, psi) <= 0.07
+    assert detectable_difference(he + grown - 40, psi) > 0.07
+    assert s.mbpp_needed(he + 200, 0.45, detectable_difference(he + 200, 0.45), 200) == 397
+    # No power at any difference (None) counts as short of the target.
+    assert s.mbpp_needed(he + 200, psi, None, 200) == grown
+
+
+def test_the_power_check_grows_the_plan_and_the_answer_blocks_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    plan = {
+        "pilot_tasks": 20,
+        "seconds_per_task": {"mbpp": {"retry": 100.0}},
+        "hours_full": 59.3,
+        "hours_limit": 8.0,
+        "mbpp_tasks": 200,
+        "hours_required": 38.6,
+        "optional_arms": [],
+    }
+    (tmp_path / "README.md").write_text(
+        "<!-- plan -->\nold\n<!-- /plan -->\n"
+        "<!-- report:answer planned=humaneval:164,mbpp:200 -->\n<!-- /report -->\n"
+    )
+    monkeypatch.setattr(s, "pooled_discordance", lambda: (364, 0.25, 0.0732))
+    assert s.reestimate(plan) is True
+    grown = plan["mbpp_tasks"]
+    assert grown > 200 and s.targets(plan)["mbpp"] == grown
+    assert json.loads((tmp_path / "plan.json").read_text()) == plan
+    readme = (tmp_path / "README.md").read_text()
+    assert f"planned=humaneval:164,mbpp:{grown} -->" in readme
+    assert "its first 200 tasks (cut)" in readme  # the pilot's choice stays stated
+    assert "Power check at MBPP 200: 364 paired tasks" in readme
+    assert f"7.3 points (target 7): MBPP grows to {grown} tasks." in readme
+    # At the new size with enough power it stays, and a rerun does not check twice.
+    monkeypatch.setattr(s, "pooled_discordance", lambda: (164 + grown, 0.25, 0.069))
+    assert s.reestimate(plan) is False
+    assert plan["mbpp_tasks"] == grown and len(plan["reestimation"]) == 2
+    assert s.reestimate(plan) is False and len(plan["reestimation"]) == 2
+    assert f"MBPP stays at {grown} tasks." in (tmp_path / "README.md").read_text()
+
+
+async def test_pooled_discordance_reads_the_reports_pooled_comparison(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On real run folders (two toy benchmarks, retry and reflexion, real runner): the
+    paired tasks and discordant share of the report's pooled reflexion-vs-retry row."""
+    from reflexion_bench.analysis.report import build_comparison
+    from tests.analysis.test_equal_budget import two_benchmark_report
+
+    s = load()
+    await two_benchmark_report(tmp_path)
+    monkeypatch.setattr(s, "STUDY", tmp_path / "runs")
+    n, psi, detectable = s.pooled_discordance()
+    report = build_comparison([tmp_path / "runs"], n_resamples=50)
+    row = next(r for r in report["strategies"]["pooled"] if r["strategy"] == "reflexion")
+    cmp = row["vs_retry"]
+    assert n == 9 == cmp["n_common"]
+    assert psi == pytest.approx((cmp["only_this"] + cmp["only_ref"]) / 9)
+    assert detectable == cmp["assessment"]["detectable_difference"]
+
+
+def test_run_checks_power_when_complete_and_runs_the_grown_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver's loop: nothing to run until the power check grows MBPP; then every arm
+    runs the new steps (arms in turn), the check runs again, and the driver stops."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    plan = {
+        "pilot_tasks": 20,
+        "seconds_per_task": {"mbpp": {"retry": 100.0}},
+        "hours_full": 59.3,
+        "hours_limit": 8.0,
+        "mbpp_tasks": 200,
+        "hours_required": 38.6,
+        "optional_arms": [],
+    }
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    done = {(b, a): n for b, n in (("humaneval", 164), ("mbpp", 200)) for a in s.ARMS}
+    ran: list[tuple[str, str, int]] = []
+
+    def step(bench: str, arm: str, limit: int, deadline: Any, nice: bool) -> None:
+        ran.append((bench, arm, limit))
+        done[(bench, arm)] = limit
+
+    monkeypatch.setattr(s, "run_step", step)
+    monkeypatch.setattr(s, "finished_tasks", lambda folder: done[(folder.parent.name, folder.name)])
+    monkeypatch.setattr(s, "import_shared_calls", lambda: None)
+    checks = iter([(364, 0.25, 0.0732), (404, 0.25, 0.0699)])
+    monkeypatch.setattr(s, "pooled_discordance", lambda: next(checks))
+    s.run(argparse.Namespace(stop_at=None, no_nice=True, commit=False))
+    # The step grid (20, 60, ..., 180, 220, ...) continues, arms in turn at each limit.
+    assert ran == [("mbpp", a, n) for n in (220, 240) for a in s.ARMS]
+    assert [
+        c["mbpp_tasks"] for c in json.loads((tmp_path / "plan.json").read_text())["reestimation"]
+    ] == [240, 240]

@@ -377,13 +377,15 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
 
     A block is ``<!-- report:TABLE [columns=a,b,...] [where=col:value] -->`` ... ``<!--
     /report -->``: its body becomes that table (the chosen numeric columns, as the
-    Markdown report shows them, with its note). So a study's README quotes its numbers
-    from the report, never by hand, and a rebuild that changes a number changes the
-    README (the committed-reports test compares it byte for byte). Returns whether the
+    Markdown report shows them, with its note); ``<!-- report:answer -->`` becomes the
+    pooled comparisons in words (``tables.pooled_answer``). So a study's README quotes
+    its numbers from the report, never by hand, and a rebuild that changes a number
+    changes the README (the committed-reports test compares it byte for byte). Returns whether the
     file changed; a README without blocks is left alone."""
     from reflexion_bench.analysis.tables import (
         TABLES,
         _md_note,
+        answer_markdown,
         display_frame,
         select_columns,
         tables,
@@ -399,10 +401,27 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
 
     def body(m: re.Match[str]) -> str:
         name = m.group("table")
-        if name not in TABLES:
-            raise ValueError(f"{readme}: unknown table {name!r} in a report block ({TABLES})")
-        df = frames[name]
         opts = dict(a.split("=", 1) for a in m.group("args").split() if "=" in a)
+        if name == "answer":
+            # The pooled comparisons in words: the study's answer, from the same numbers;
+            # `planned=humaneval:164,mbpp:200` (the design) keeps a short study partial;
+            # `table=strategies` says it per benchmark.
+            planned = {}
+            for item in filter(None, opts.get("planned", "").split(",")):
+                bench, _, n = item.partition(":")
+                if not n.isdigit():
+                    raise ValueError(
+                        f"{readme}: report:answer planned= takes benchmark:tasks pairs,"
+                        f" got {item!r}"
+                    )
+                planned[bench] = int(n)
+            words = answer_markdown(report, planned, table=opts.get("table", "pooled"))
+            return f"{m.group(1)}{words}\n{m.group(5)}"
+        if name not in TABLES:
+            raise ValueError(
+                f"{readme}: unknown table {name!r} in a report block ({TABLES} or answer)"
+            )
+        df = frames[name]
         if "where" in opts and not df.empty:
             col, value = opts["where"].split(":", 1)
             df = df[df[col].astype(str) == value]

@@ -835,6 +835,111 @@ def _pooled_frame(report: dict[str, Any]) -> pd.DataFrame:
     return _without_empty_plus(pd.DataFrame(rows))
 
 
+def pooled_answer(
+    report: dict[str, Any], planned: dict[str, int] | None = None, *, table: str = "pooled"
+) -> list[str]:
+    """The strategy comparisons in words, one sentence each (Markdown), from the same
+    numbers as the ``pooled`` table (or, ``table="strategies"``, the per-benchmark one):
+    what a study's README states as its answer, through a ``<!-- report:answer -->``
+    block, so that the answer cannot drift from the report.
+
+    Each strategy against each reference it was compared with, a mirror pair once
+    (``reflexion vs retry``, not also ``retry vs reflexion``). A comparison where either
+    arm is partial (fewer tasks than another arm of its benchmark), or that has fewer
+    paired tasks on a benchmark than ``planned`` (the study's design, e.g. ``{"humaneval":
+    164, "mbpp": 200}``), says so first and draws no conclusion: its figures move as the
+    arms grow."""
+    if table not in ("pooled", "strategies"):
+        raise ValueError(f"an answer is written from the pooled or strategies table, not {table!r}")
+    rows = (report.get("strategies") or {}).get("pooled" if table == "pooled" else "rows") or []
+
+    def where(r: dict[str, Any]) -> tuple[str, str]:
+        # A pooled row spans benchmarks; a strategies row is one benchmark's.
+        return (str(r.get("benchmark", "")), str(r["model"]))
+
+    by_key = {(*where(r), r["strategy"]): r for r in rows}
+    margin = 100 * float(report["settings"].get("equivalence_margin", DEFAULT_MARGIN))
+    said: set[tuple[str, str, frozenset[str]]] = set()
+    out: list[tuple[tuple[str, str], str]] = []
+    for ref in ("retry", "reflexion"):
+        for r in rows:
+            cmp = r.get(f"vs_{ref}")
+            pair = (*where(r), frozenset((r["strategy"], ref)))
+            if not cmp or r["strategy"] == ref or pair in said:
+                continue
+            said.add(pair)
+            other = by_key.get((*where(r), ref)) or {}
+            n_by = cmp.get("n_by_benchmark") or {r.get("benchmark", ""): cmp["n_common"]}
+            benches = " + ".join(f"{b} ({n})" for b, n in n_by.items())
+            head = (
+                f"**{r['strategy']} vs {ref}** ({r['model']}; {benches}:"
+                f" {cmp['n_common']} paired tasks)"
+            )
+            short = {b: n for b, n in (planned or {}).items() if b in n_by and n_by[b] < n}
+            if table == "pooled":
+                # A benchmark of the design that no pooled comparison has yet is short too.
+                short |= {b: n for b, n in (planned or {}).items() if b not in n_by}
+            partial = [x["strategy"] for x in (r, other) if x.get("partial")]
+            lead = ""
+            if short:
+                have = ", ".join(f"{b} {n_by.get(b, 0)} of {n}" for b, n in short.items())
+                lead = f"*partial ({have} planned tasks): no conclusion*; so far "
+            elif partial:
+                lead = (
+                    f"*partial ({' and '.join(partial)}: fewer tasks than another arm):"
+                    " no conclusion*; so far "
+                )
+            words = _comparison_words(r["strategy"], ref, cmp, margin)
+            out.append((where(r), f"{head}: {lead}{words}"))
+    # One benchmark's comparisons together (sorted is stable: vs retry before vs reflexion).
+    return [text for _, text in sorted(out, key=lambda x: x[0])]
+
+
+def _comparison_words(name: str, ref: str, cmp: dict[str, Any], margin: float) -> str:
+    """One comparison's difference, tests, verdict and power, in words."""
+    diff = cmp.get("diff") or {}
+    ass = cmp.get("assessment") or {}
+    eq = ass.get("equivalence") or {}
+    est = 100 * float(diff.get("estimate") or 0.0)
+    text = f"pass@1 at budget differs by {est:+.1f} points"
+    if diff.get("low") is not None and diff.get("high") is not None:
+        text += f" [{100 * float(diff['low']):+.1f}, {100 * float(diff['high']):+.1f}]"
+    text += (
+        f"; exact McNemar p {_num('p_vs_', cmp.get('p'))},"
+        f" Holm {_num('p_holm_vs_', cmp.get('p_holm'))}"
+    )
+    verdict = ass.get("verdict") or "inconclusive"
+    if verdict == "different":
+        text += f": **different**, {name if est > 0 else ref} higher"
+    elif verdict == "equivalent":
+        text += (
+            f": **equivalent** within ±{margin:g} points (TOST p {float(eq['p_value']):.3g},"
+            f" 90% CI [{100 * float(eq['low']):+.1f}, {100 * float(eq['high']):+.1f}])"
+        )
+    else:
+        tost = f", TOST p {float(eq['p_value']):.3g}" if eq else ""
+        text += (
+            ": **inconclusive**, neither a difference nor equivalence within"
+            f" ±{margin:g} points is shown{tost}"
+        )
+    det = ass.get("detectable_difference")
+    return text + (
+        f"; these tasks detect {100 * float(det):.1f} points with 80% power."
+        if det is not None
+        else "; these tasks cannot reach 80% power at any difference."
+    )
+
+
+def answer_markdown(
+    report: dict[str, Any], planned: dict[str, int] | None = None, *, table: str = "pooled"
+) -> str:
+    """:func:`pooled_answer` as a Markdown list, or why there is nothing to say."""
+    lines = pooled_answer(report, planned, table=table)
+    if not lines:
+        return why_empty(table, report)
+    return "\n".join(f"- {line}" for line in lines)
+
+
 #: Columns a table leaves out when no row has a value (a README block may still name
 #: them: a study's plus verdicts arrive after its first logs).
 DROPPED_WHEN_EMPTY = frozenset({"pass_at_budget_plus"})
@@ -1147,9 +1252,11 @@ def render(
             parts.append(to_latex(display_frame(df), TITLES[name] + _note(name, report), why))
         elif fmt == "md":
             why = why_empty(name, report) if df.empty else ""
+            words = answer_markdown(report) if name == "pooled" and not df.empty else ""
             parts.append(
                 f"### {TITLES[name]}\n\n{to_markdown(display_frame(df), why)}"
                 f"{_md_note(name, report)}"
+                + (f"\n\nIn words (the pooled comparisons):\n\n{words}" if words else "")
             )
         else:
             raise ValueError(f"unknown format {fmt!r} (allowed: md, latex, csv, json)")

@@ -130,15 +130,9 @@ def test_detectable_note_names_holm_only_when_there_is_a_family() -> None:
     assert "Holm across 8 comparisons" in note(8) and "0.05/8" in note(8)
 
 
-async def test_pooled_rows_stratify_by_benchmark_and_sum_the_discordant_tasks(
-    tmp_path: Path,
-) -> None:
-    """Two toy 'benchmarks' (same task ids, other scripts), retry and reflexion on each:
-    the pooled row counts every task of both, its McNemar test is the exact binomial
-    test of the discordant tasks of both together, and its pass@1 is the task-weighted
-    mean of the two benchmarks'."""
-    from scipy.stats import binomtest
-
+async def two_benchmark_report(tmp_path: Path) -> dict[str, Any]:
+    """Two toy 'benchmarks' (same task ids, other scripts), retry and reflexion on each,
+    run by the real runner, and their report."""
     root = tmp_path / "runs"
     scripts_b = {
         "alpha": ["alpha"],
@@ -163,7 +157,19 @@ async def test_pooled_rows_stratify_by_benchmark_and_sum_the_discordant_tasks(
                 budget=TaskBudget(tokens=60),
                 benchmark=bench,
             )
-    report = build_comparison([root], n_resamples=300)
+    return build_comparison([root], n_resamples=300)
+
+
+async def test_pooled_rows_stratify_by_benchmark_and_sum_the_discordant_tasks(
+    tmp_path: Path,
+) -> None:
+    """Two toy 'benchmarks' (same task ids, other scripts), retry and reflexion on each:
+    the pooled row counts every task of both, its McNemar test is the exact binomial
+    test of the discordant tasks of both together, and its pass@1 is the task-weighted
+    mean of the two benchmarks'."""
+    from scipy.stats import binomtest
+
+    report = await two_benchmark_report(tmp_path)
     section = report["strategies"]
     per = {(r["benchmark"], r["strategy"]): r for r in section["rows"]}
     pooled = {r["strategy"]: r for r in section["pooled"]}
@@ -189,6 +195,65 @@ async def test_pooled_rows_stratify_by_benchmark_and_sum_the_discordant_tasks(
     md = render(report, "md", ["pooled"])
     assert "Pooled over benchmarks" in md and "toyA (4) + toyB (5)" in md
     assert "resampling tasks within each benchmark" in md
+
+
+async def test_readme_answer_block_states_the_reports_comparisons_in_words(
+    tmp_path: Path,
+) -> None:
+    """A study README's ``report:answer`` block: one sentence per comparison (a mirror
+    pair once), with the report's difference, verdict and tested tasks; marked partial
+    and concluding nothing while the design's planned tasks are not all in; per
+    benchmark with ``table=strategies``; a malformed ``planned=`` names the README."""
+    from reflexion_bench.analysis.report import refresh_readme_blocks
+
+    report = await two_benchmark_report(tmp_path)
+    vs = {r["strategy"]: r for r in report["strategies"]["pooled"]}["reflexion"]["vs_retry"]
+    readme = tmp_path / "README.md"
+    blocks = (
+        "# study\n\n<!-- report:answer planned=toyA:4,toyB:{b} -->\n<!-- /report -->\n\n"
+        "<!-- report:answer table=strategies -->\nstale\n<!-- /report -->\n"
+    )
+    readme.write_text(blocks.format(b=5))
+    assert refresh_readme_blocks(report, readme)
+    pooled_block, per_bench = readme.read_text().split("<!-- report:answer table=strategies")
+    lines = [x for x in pooled_block.splitlines() if x.startswith("- ")]
+    assert len(lines) == 1 and "**reflexion vs retry**" in lines[0]
+    assert "toyA (4) + toyB (5): 9 paired tasks" in lines[0]
+    assert f"{100 * vs['diff']['estimate']:+.1f} points" in lines[0]
+    assert f"**{vs['assessment']['verdict']}**" in lines[0]
+    assert "partial" not in lines[0]
+    # Per benchmark: one sentence for each, the stale body replaced.
+    per_lines = [x for x in per_bench.splitlines() if x.startswith("- ")]
+    assert [("toyA" in x, "toyB" in x) for x in per_lines] == [(True, False), (False, True)]
+    assert "stale" not in per_bench
+    # The design planned more toyB tasks than ran: no conclusion is drawn.
+    readme.write_text(blocks.format(b=40))
+    refresh_readme_blocks(report, readme)
+    first = next(x for x in readme.read_text().splitlines() if x.startswith("- "))
+    assert "*partial (toyB 5 of 40 planned tasks): no conclusion*; so far" in first
+    readme.write_text("<!-- report:answer planned=toyA:all -->\n<!-- /report -->\n")
+    with pytest.raises(ValueError, match=r"README.md: report:answer planned=.*'toyA:all'"):
+        refresh_readme_blocks(report, readme)
+
+
+def test_comparison_words_name_the_higher_arm_and_the_equivalence_margin() -> None:
+    from reflexion_bench.analysis.tables import _comparison_words
+
+    def cmp(est: float, verdict: str, det: float | None) -> dict[str, Any]:
+        eq = {"p_value": 0.01, "low": est - 0.02, "high": est + 0.02}
+        ass = {"verdict": verdict, "equivalence": eq, "detectable_difference": det}
+        diff = {"estimate": est, "low": est - 0.03, "high": est + 0.03}
+        return {"diff": diff, "p": 0.5, "p_holm": 0.9, "assessment": ass}
+
+    worse = _comparison_words("reflexion", "retry", cmp(-0.11, "different", 0.099), 5)
+    assert "-11.0 points [-14.0, -8.0]" in worse and "**different**, retry higher" in worse
+    assert "detect 9.9 points" in worse
+    better = _comparison_words("reflexion", "retry", cmp(0.08, "different", 0.05), 5)
+    assert "**different**, reflexion higher" in better
+    same = _comparison_words("reflexion", "retry", cmp(0.01, "equivalent", 0.04), 5)
+    assert "**equivalent** within ±5 points (TOST p 0.01, 90% CI [-1.0, +3.0])" in same
+    unknown = _comparison_words("a", "b", cmp(0.0, "inconclusive", None), 5)
+    assert "**inconclusive**, neither" in unknown and "cannot reach 80% power" in unknown
 
 
 def test_pooled_rows_need_two_benchmarks() -> None:
