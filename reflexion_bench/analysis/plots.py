@@ -140,17 +140,29 @@ def figure_title(benchmark: str, model: str, what: str = "") -> str:
 
 
 def set_title(ax: Any, title: str) -> None:
-    """``ax``'s title, wrapped until it fits the figure's width (a column-wide figure
-    cut off a title of more than about 60 characters)."""
+    """``ax``'s title, wrapped until it lies inside the figure (a column-wide figure cut
+    off a title of more than about 60 characters). The title is centred on the axes,
+    not the figure, and the axes sit off-centre (the y label takes the left margin), so
+    what must fit is the title's extent within the figure's edges, not its width; and
+    the constrained layout moves the axes whenever a label or legend is added, so
+    :func:`save_figure` fits the title again once the figure is complete."""
+    ax._reflexion_bench_title = title
+    _fit_title(ax, title)
+
+
+def _fit_title(ax: Any, title: str) -> None:
     import textwrap
 
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
-    limit = 0.96 * fig.get_size_inches()[0] * fig.dpi
+    margin = 0.02 * fig.bbox.width
     width = max(len(part) for part in title.split("\n"))
     while True:
         ax.set_title("\n".join(textwrap.fill(part, width) for part in title.split("\n")))
-        if ax.title.get_window_extent(renderer).width <= limit or width <= 12:
+        fig.draw_without_rendering()  # the layout places the axes (and so the title)
+        box = ax.title.get_window_extent(renderer)
+        inside = box.x0 >= fig.bbox.x0 + margin and box.x1 <= fig.bbox.x1 - margin
+        if inside or width <= 12:
             return
         width = int(width * 0.9)
 
@@ -232,6 +244,9 @@ def save_figure(
     from any folder."""
     import matplotlib
 
+    for ax in fig.axes:
+        if getattr(ax, "_reflexion_bench_title", None):
+            _fit_title(ax, ax._reflexion_bench_title)  # the layout is final now
     fmt = path.suffix.lstrip(".").lower()
     meta: dict[str, str | None] = {**SAVE_METADATA.get(fmt, {}), **(metadata or {})}
     # svg.hashsalt: SVG clip-path and glyph ids are otherwise random per run.

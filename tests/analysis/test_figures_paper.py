@@ -85,6 +85,28 @@ def test_a_long_title_is_wrapped_to_the_column(tmp_path: Path, captured: list[An
     assert_title_inside_the_figure(fig)
 
 
+def test_a_title_centred_on_off_centre_axes_stays_inside(
+    tmp_path: Path, captured: list[Any]
+) -> None:
+    """The title is centred on the axes, which the y label pushes right of the figure's
+    centre: a title narrower than the figure can still run off its right edge (the
+    pass@1-at-budget figure of the equal-budget study lost its last letters so)."""
+    title = plots.figure_title("humaneval", "qwen2.5-coder-0.5b-instruct", "pass@1 at each budget")
+
+    def curve(offset: float) -> list[dict[str, float]]:
+        return [
+            {"budget": b, "estimate": min(0.6, b / 5000 + offset), "low": 0.0, "high": 0.9}
+            for b in range(0, 5600, 100)
+        ]
+
+    curves = {"reflexion": curve(0.0), "retry": curve(0.05), "wrong_reflection": curve(-0.05)}
+    with plt.style.context("default"), plots.use_style("paper"):
+        plots.plot_pass_at_budget(curves, tmp_path / "p", budget=3000, title=title)
+    (fig,) = captured
+    assert fig.axes[0].get_title().replace("\n", " ") == title
+    assert_title_inside_the_figure(fig)
+
+
 def test_twelve_series_are_twelve_colours_and_twelve_markers(
     tmp_path: Path, captured: list[Any]
 ) -> None:
