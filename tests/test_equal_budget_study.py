@@ -324,12 +324,9 @@ def test_mbpp_grows_only_as_far_as_the_power_target_needs() -> None:
     assert s.mbpp_needed(he + 200, psi, None, 200) == grown
 
 
-def test_the_power_check_grows_the_plan_and_the_answer_blocks_size(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    s = load()
-    monkeypatch.setattr(s, "STUDY", tmp_path)
-    plan = {
+def cut_plan() -> dict[str, Any]:
+    """A plan as `plan` writes it when the pilot cut MBPP to 200 tasks."""
+    return {
         "pilot_tasks": 20,
         "seconds_per_task": {"mbpp": {"retry": 100.0}},
         "hours_full": 59.3,
@@ -338,6 +335,14 @@ def test_the_power_check_grows_the_plan_and_the_answer_blocks_size(
         "hours_required": 38.6,
         "optional_arms": [],
     }
+
+
+def test_the_power_check_grows_the_plan_and_the_answer_blocks_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    plan = cut_plan()
     (tmp_path / "README.md").write_text(
         "<!-- plan -->\nold\n<!-- /plan -->\n"
         "<!-- report:answer planned=humaneval:164,mbpp:200 -->\n<!-- /report -->\n"
@@ -387,15 +392,7 @@ def test_run_checks_power_when_complete_and_runs_the_grown_steps(
     runs the new steps (arms in turn), the check runs again, and the driver stops."""
     s = load()
     monkeypatch.setattr(s, "STUDY", tmp_path)
-    plan = {
-        "pilot_tasks": 20,
-        "seconds_per_task": {"mbpp": {"retry": 100.0}},
-        "hours_full": 59.3,
-        "hours_limit": 8.0,
-        "mbpp_tasks": 200,
-        "hours_required": 38.6,
-        "optional_arms": [],
-    }
+    plan = cut_plan()
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     done = {(b, a): n for b, n in (("humaneval", 164), ("mbpp", 200)) for a in s.ARMS}
     ran: list[tuple[str, str, int]] = []
