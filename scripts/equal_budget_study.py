@@ -262,7 +262,8 @@ def steps(total: int) -> list[int]:
 
 
 class Stopped(Exception):
-    """The --stop-at time came: the study stops cleanly and resumes next time."""
+    """The --stop-at time came, or a signal stopped a step: the study stops cleanly and
+    resumes next time (the message says which)."""
 
 
 def _deadline(text: str | None) -> float | None:
@@ -282,7 +283,7 @@ def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: boo
     if before >= limit:
         return
     if deadline is not None and time.time() >= deadline:
-        raise Stopped
+        raise Stopped("at --stop-at")
     cmd = [
         sys.executable,
         "-m",
@@ -331,7 +332,7 @@ def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: boo
         fh.write(json.dumps(record) + "\n")
     print(f"   {after} tasks finished, {wall / 60:.1f} min, rc {proc.returncode}", flush=True)
     if interrupted is not None or proc.returncode == 130:
-        raise Stopped  # 130: stopped by a signal from outside (Ctrl-C); it resumes
+        raise Stopped("by a signal")  # 130: from outside (Ctrl-C); it resumes
     if proc.returncode != 0:
         raise SystemExit(f"{bench}/{arm} failed (rc {proc.returncode}); see its run folder")
     # The plus verdicts grow with the log (only the new programs are judged), so the
@@ -734,8 +735,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         stages = {"pilot": pilot, "plan": make_plan, "run": run, "status": status, "share": share}
         stages[args.stage](args)
-    except Stopped:
-        print("stopped at --stop-at; run the same command again to resume", flush=True)
+    except Stopped as why:
+        print(f"stopped {why}; run the same command again to resume", flush=True)
     return 0
 
 

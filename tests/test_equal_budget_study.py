@@ -412,3 +412,28 @@ def test_run_checks_power_when_complete_and_runs_the_grown_steps(
     assert [
         c["mbpp_tasks"] for c in json.loads((tmp_path / "plan.json").read_text())["reestimation"]
     ] == [240, 240]
+
+
+@pytest.mark.parametrize(
+    ("why", "said"),
+    [("at --stop-at", "stopped at --stop-at"), ("by a signal", "stopped by a signal")],
+)
+def test_a_stopped_driver_says_why_and_how_to_resume(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    why: str,
+    said: str,
+) -> None:
+    """A stop is a clean exit (0) that names its cause: a session's operator who sent
+    Ctrl-C must not read that a --stop-at they never gave was reached."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    monkeypatch.setattr(s, "_single_driver", lambda: None)
+
+    def stopped(args: argparse.Namespace) -> None:
+        raise s.Stopped(why)
+
+    monkeypatch.setattr(s, "run", stopped)
+    assert s.main(["run"]) == 0
+    assert capsys.readouterr().out == f"{said}; run the same command again to resume\n"
