@@ -48,6 +48,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -158,15 +159,10 @@ def trial1_agreement(plan: dict[str, Any]) -> dict[str, dict[str, int]]:
         for arm in ARMS:
             path = run_dir(bench, arm) / "log.jsonl"
             seen: dict[str, dict[str, Any]] = {}
-            if path.is_file():
-                for line in path.read_text(encoding="utf-8").splitlines():
-                    try:
-                        rec = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue
-                    if isinstance(rec, dict) and rec.get("trial") == 1 and "task_id" in rec:
-                        # The last one: a task redone on resume supersedes its cut attempt.
-                        seen[rec["task_id"]] = rec
+            for rec in _records(path):
+                if rec.get("trial") == 1 and "task_id" in rec:
+                    # The last one: a task redone on resume supersedes its cut attempt.
+                    seen[rec["task_id"]] = rec
             firsts.append(seen)
         common = set.intersection(*(set(f) for f in firsts)) if firsts else set()
         differ = [t for t in common if len({f[t].get("candidate") for f in firsts}) > 1]
@@ -227,19 +223,19 @@ def run_dir(bench: str, arm: str) -> Path:
 
 def finished_tasks(folder: Path) -> int:
     """Tasks with a final record in the folder's log (what a resume will not redo)."""
-    log = folder / "log.jsonl"
+    return len(
+        {r["task_id"] for r in _records(folder / "log.jsonl") if r.get("final") and "task_id" in r}
+    )
+
+
+def _records(log: Path) -> Iterator[dict[str, Any]]:
+    """A run log's records through the runner's own reader (a line cut by a stop is
+    skipped, as a resume skips it); none where the arm has not started."""
     if not log.is_file():
-        return 0
-    done = set()
-    with log.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a stop: the runner's own reader skips it too
-            if isinstance(rec, dict) and rec.get("final") and "task_id" in rec:
-                done.add(rec["task_id"])
-    return len(done)
+        return iter(())
+    from reflexion_bench.runner.runlog import iter_records
+
+    return iter_records(log)
 
 
 def read_plan() -> dict[str, Any]:

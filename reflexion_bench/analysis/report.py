@@ -380,8 +380,8 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
     Markdown report shows them, with its note); ``<!-- report:answer -->`` becomes the
     pooled comparisons in words (``tables.pooled_answer``). So a study's README quotes
     its numbers from the report, never by hand, and a rebuild that changes a number
-    changes the README (the committed-reports test compares it byte for byte). Returns whether the
-    file changed; a README without blocks is left alone."""
+    changes the README (the committed-reports test compares it byte for byte). Returns
+    whether the file changed; a README without blocks is left alone."""
     from reflexion_bench.analysis.tables import (
         TABLES,
         _md_note,
