@@ -437,3 +437,15 @@ def test_a_stopped_driver_says_why_and_how_to_resume(
     monkeypatch.setattr(s, "run", stopped)
     assert s.main(["run"]) == 0
     assert capsys.readouterr().out == f"{said}; run the same command again to resume\n"
+
+
+def test_a_step_past_its_deadline_stops_naming_stop_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cause comes from the driver's own check, not from the caller: a step due after
+    --stop-at raises Stopped("at --stop-at") before it starts any run."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    monkeypatch.setattr(s, "finished_tasks", lambda folder: 0)
+    with pytest.raises(s.Stopped, match=r"^at --stop-at$"):
+        s.run_step("mbpp", "retry", 20, deadline=0.0, nice=False)
