@@ -201,7 +201,7 @@ def render_agreement(agree: dict[str, dict[str, int]]) -> str:
     again = sum(a["decoded_again"] for a in agree.values())
     text = (
         "Trial 1 (greedy, one computation meant to be shared by every arm) gave the same "
-        "program in every arm on " + "; ".join(parts) + " of the tasks all three arms ran."
+        "program in every arm, of the tasks all three arms ran, on " + "; ".join(parts) + "."
     )
     if differ:
         text += (
@@ -666,6 +666,9 @@ def render_progress(rows: list[dict[str, Any]]) -> str:
     spent = sum(r["wall_h"] for r in rows)
     known = [r["hours_left"] for r in rows if r["hours_left"] is not None]
     unknown = len(rows) - len(known)
+    if all(r["finished"] >= r["target"] for r in rows):
+        lines += ["", f"Spent: {spent:.1f} h of wall time. Every arm has all its planned tasks."]
+        return "\n".join(lines)
     lines += [
         "",
         f"Spent so far: {spent:.1f} h of wall time. Left: about {sum(known):.1f} h at the "

@@ -191,6 +191,16 @@ def test_progress_is_measured_from_every_step_and_written_into_the_readme(
     assert f"Left: about {total:.1f} h" in text and text.endswith("<!-- /progress -->\nb\n")
 
 
+def test_a_complete_study_says_so_instead_of_hours_left() -> None:
+    s = load()
+    row = {"benchmark": "mbpp", "arm": "retry", "target": 200, "wall_h": 2.0}
+    grown = [{**row, "finished": 200, "s_per_task": 36.0, "hours_left": 0.0}]
+    text = s.render_progress(grown)
+    assert "Every arm has all its planned tasks" in text and "Left:" not in text
+    short = [{**row, "finished": 180, "s_per_task": 36.0, "hours_left": 0.2}]
+    assert "Left: about 0.2 h" in s.render_progress(grown + short)
+
+
 def test_the_committed_progress_block_is_what_status_writes() -> None:
     """The study README's progress figures come from its logs and compute.jsonl (run
     `python scripts/equal_budget_study.py status --write` after merging new steps)."""

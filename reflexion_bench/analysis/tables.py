@@ -911,6 +911,16 @@ def _comparison_words(name: str, ref: str, cmp: dict[str, Any], margin: float) -
     verdict = ass.get("verdict") or "inconclusive"
     if verdict == "different":
         text += f": **different**, {name if est > 0 else ref} higher"
+        if eq:
+            # The equivalence verdict is owed for every comparison, not only for those
+            # that show no difference: a difference can also lie within the margin.
+            text += (
+                f" (and within ±{margin:g} points by TOST, p {float(eq['p_value']):.3g}:"
+                " a real difference smaller than the margin)"
+                if eq.get("equivalent")
+                else f", not equivalent within ±{margin:g} points (TOST p"
+                f" {float(eq['p_value']):.3g})"
+            )
     elif verdict == "equivalent":
         text += (
             f": **equivalent** within ±{margin:g} points (TOST p {float(eq['p_value']):.3g},"

@@ -165,7 +165,7 @@ def hydra_raises() -> Iterator[bool]:
     os.environ["HYDRA_FULL_ERROR"] = "1"
     stderr = sys.stderr
     if not user_full:
-        sys.stderr = _DropLines(stderr, ("Error executing job with overrides:",))  # type: ignore[assignment]
+        sys.stderr = _DropLines(stderr, ("Error executing job with overrides:",))
     try:
         yield user_full
     finally:

@@ -559,8 +559,8 @@ def _run_python_inproc(argv: list) -> int:
             def __call__(self, code: object = None) -> None:
                 raise SystemExit(code)
 
-        builtins.exit = _Quitter("exit")  # type: ignore[attr-defined,assignment]
-        builtins.quit = _Quitter("quit")  # type: ignore[attr-defined,assignment]
+        builtins.exit = _Quitter("exit")  # type: ignore[assignment]
+        builtins.quit = _Quitter("quit")  # type: ignore[assignment]
     code = 0
     interrupted = False
     try:

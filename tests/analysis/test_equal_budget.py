@@ -239,15 +239,21 @@ async def test_readme_answer_block_states_the_reports_comparisons_in_words(
 def test_comparison_words_name_the_higher_arm_and_the_equivalence_margin() -> None:
     from reflexion_bench.analysis.tables import _comparison_words
 
-    def cmp(est: float, verdict: str, det: float | None) -> dict[str, Any]:
-        eq = {"p_value": 0.01, "low": est - 0.02, "high": est + 0.02}
+    def cmp(est: float, verdict: str, det: float | None, tost_p: float = 0.01) -> dict[str, Any]:
+        lo, hi = est - 0.02, est + 0.02
+        eq = {"p_value": tost_p, "low": lo, "high": hi, "equivalent": tost_p < 0.05}
         ass = {"verdict": verdict, "equivalence": eq, "detectable_difference": det}
         diff = {"estimate": est, "low": est - 0.03, "high": est + 0.03}
         return {"diff": diff, "p": 0.5, "p_holm": 0.9, "assessment": ass}
 
-    worse = _comparison_words("reflexion", "retry", cmp(-0.11, "different", 0.099), 5)
+    worse = _comparison_words("reflexion", "retry", cmp(-0.11, "different", 0.099, 0.97), 5)
     assert "-11.0 points [-14.0, -8.0]" in worse and "**different**, retry higher" in worse
+    assert "not equivalent within ±5 points (TOST p 0.97)" in worse
     assert "detect 9.9 points" in worse
+    # A difference shown by McNemar can still lie inside the margin: both are said.
+    small = _comparison_words("reflexion", "retry", cmp(0.02, "different", 0.03, 0.01), 5)
+    assert "**different**, reflexion higher (and within ±5 points by TOST, p 0.01" in small
+    assert "not equivalent" not in small
     better = _comparison_words("reflexion", "retry", cmp(0.08, "different", 0.05), 5)
     assert "**different**, reflexion higher" in better
     same = _comparison_words("reflexion", "retry", cmp(0.01, "equivalent", 0.04), 5)
