@@ -664,11 +664,11 @@ def render_progress(rows: list[dict[str, Any]]) -> str:
             f"| {r['wall_h']:.2f} | {rate} | {left} |"
         )
     spent = sum(r["wall_h"] for r in rows)
-    known = [r["hours_left"] for r in rows if r["hours_left"] is not None]
-    unknown = len(rows) - len(known)
     if all(r["finished"] >= r["target"] for r in rows):
         lines += ["", f"Spent: {spent:.1f} h of wall time. Every arm has all its planned tasks."]
         return "\n".join(lines)
+    known = [r["hours_left"] for r in rows if r["hours_left"] is not None]
+    unknown = len(rows) - len(known)
     lines += [
         "",
         f"Spent so far: {spent:.1f} h of wall time. Left: about {sum(known):.1f} h at the "

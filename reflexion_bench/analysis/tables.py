@@ -909,28 +909,27 @@ def _comparison_words(name: str, ref: str, cmp: dict[str, Any], margin: float) -
         f" Holm {_num('p_holm_vs_', cmp.get('p_holm'))}"
     )
     verdict = ass.get("verdict") or "inconclusive"
+    tost_p = f"{float(eq['p_value']):.3g}" if eq else ""
     if verdict == "different":
         text += f": **different**, {name if est > 0 else ref} higher"
-        if eq:
-            # The equivalence verdict is owed for every comparison, not only for those
-            # that show no difference: a difference can also lie within the margin.
+        # The equivalence verdict is owed for every comparison, not only for those that
+        # show no difference: a difference can also lie within the margin.
+        if eq.get("equivalent"):
             text += (
-                f" (and within ±{margin:g} points by TOST, p {float(eq['p_value']):.3g}:"
+                f" (and within ±{margin:g} points by TOST, p {tost_p}:"
                 " a real difference smaller than the margin)"
-                if eq.get("equivalent")
-                else f", not equivalent within ±{margin:g} points (TOST p"
-                f" {float(eq['p_value']):.3g})"
             )
+        elif eq:
+            text += f", not equivalent within ±{margin:g} points (TOST p {tost_p})"
     elif verdict == "equivalent":
         text += (
-            f": **equivalent** within ±{margin:g} points (TOST p {float(eq['p_value']):.3g},"
+            f": **equivalent** within ±{margin:g} points (TOST p {tost_p},"
             f" 90% CI [{100 * float(eq['low']):+.1f}, {100 * float(eq['high']):+.1f}])"
         )
     else:
-        tost = f", TOST p {float(eq['p_value']):.3g}" if eq else ""
         text += (
             ": **inconclusive**, neither a difference nor equivalence within"
-            f" ±{margin:g} points is shown{tost}"
+            f" ±{margin:g} points is shown" + (f", TOST p {tost_p}" if eq else "")
         )
     det = ass.get("detectable_difference")
     return text + (
