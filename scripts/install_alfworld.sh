@@ -43,9 +43,16 @@ found="$(command -v python)"
 
 start=$(date +%s)
 echo "setup: installing alfworld (compiles fast-downward-textworld: a few minutes)" >&2
-if ! "$VENV/bin/python" -m pip install -q -e ".[alfworld]" >"$LOG" 2>&1; then
+if [ "${REFLEXION_LOCKED:-1}" = 1 ]; then
+  # The full lock (every extra and alfworld, by hash): what is not yet installed is
+  # alfworld and what only it needs.
+  install=(install -q --require-hashes --no-deps -r requirements/alfworld.lock)
+else
+  install=(install -q -e ".[alfworld]")
+fi
+if ! "$VENV/bin/python" -m pip "${install[@]}" >"$LOG" 2>&1; then
   tail -n 40 "$LOG" >&2
-  cause="pip install -e '.[alfworld]' failed (full log: $LOG)"
+  cause="pip ${install[*]} failed (full log: $LOG)"
   grep -q "No module named" "$LOG" && cause="$cause; $(grep -m1 -o "No module named [^ ]*" "$LOG") in the planner build"
   fail "$cause"
 fi
