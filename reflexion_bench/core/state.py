@@ -41,6 +41,11 @@ class Services:
     model: ModelClient
     sandbox: Sandbox | None = None
     models: dict[str, ModelClient] = field(default_factory=dict)
+    #: The hidden judge's own workers (the final scorer's): never the ones the loop's
+    #: own feedback runs on (``sandbox``), so that no channel between two jobs of one
+    #: worker, however found, can carry a hidden test into the actor's prompts. None
+    #: outside a run (a probe, a test): the scorer then uses ``sandbox``.
+    judge_sandbox: Sandbox | None = None
     generate_config: GenerateConfig = field(default_factory=GenerateConfig)
     seed: int = 0
     #: Per-task limits (``budget.*``); the default has none.
@@ -103,6 +108,13 @@ class TaskState:
                 "this environment needs a sandbox; set `sandbox=local` (or docker/auto)"
             )
         return self.services.sandbox
+
+    @property
+    def judge_sandbox(self) -> Sandbox:
+        """Where the hidden judge (the final scorer) runs: its own pool in a run."""
+        if self.services.judge_sandbox is not None:
+            return self.services.judge_sandbox
+        return self.sandbox
 
     async def generate(
         self,

@@ -31,11 +31,13 @@ import sys
 from reflexion_bench.sandbox._box import (
     CAP_SETGID,
     CAP_SETUID,
+    CAP_SYS_ADMIN,
     become_candidate,
     candidate_limits,
     limit_caps,
     non_dumpable,
     prepare,
+    spawn_box,
 )
 
 # host only: end
@@ -315,11 +317,17 @@ def zygote_main(sock_fd, box):
     uid = box.get("uid")
     nproc = bool(box.get("nproc", True))
     workdir = str(box.get("workdir") or "/")
+    # The keeper's CPU cgroup (bound in root-only; each box gets a cgroup under it) and
+    # whether a box is owed: with the keeper's CAP_SYS_ADMIN a candidate never runs
+    # outside a PID namespace of its own (a failure to make one is the sandbox's error).
+    cgroup_root = str(box.get("cgroup") or "")
+    require_box = bool(box.get("require_box"))
     if uid is not None:
-        # All the zygote ever does with privilege: make a fork the candidate uid.
-        limit_caps((CAP_SETGID, CAP_SETUID))
+        # All the zygote ever does with privilege: make a box (namespaces, mounts, a
+        # cgroup) and make a fork of it the candidate uid.
+        limit_caps((CAP_SETGID, CAP_SETUID, CAP_SYS_ADMIN))
     prepare()  # every fork inherits the confinement's structures, built once here
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # candidates are reaped by the kernel
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # proxies are reaped by the kernel
     sock = socket.socket(fileno=sock_fd)
     import gc
 
@@ -343,8 +351,8 @@ def zygote_main(sock_fd, box):
             limits = {}
         if type(limits) is not dict:
             limits = {}
-        pid = os.fork()
-        if pid == 0:
+
+        def candidate(setup_error, fds=fds, limits=limits):
             try:
                 sock.close()
                 os.setsid()
@@ -353,6 +361,9 @@ def zygote_main(sock_fd, box):
                 wire_out = os.dup(fds[1])
                 for fd in fds:
                     os.close(fd)
+                if setup_error:
+                    _send(wire_out, ["box_error", setup_error])
+                    os._exit(0)
                 try:
                     become_candidate(uid, uid, candidate_limits(limits, nproc))
                 except BaseException as exc:
@@ -370,12 +381,22 @@ def zygote_main(sock_fd, box):
                 serve_fds(wire_in, wire_out)
             finally:
                 os._exit(0)
+
+        try:
+            pid, usage_fd, _boxed = spawn_box(candidate, cgroup_root, require_box)
+        except OSError:
+            pid, usage_fd = 0, -1
         for fd in fds:
             os.close(fd)
         try:
-            sock.send(pid.to_bytes(4, "big"))
+            # The box's init (killing it ends the box) and, where there is one, the box
+            # cgroup's CPU counter: the judge reads the box's CPU time from it.
+            socket.send_fds(sock, [pid.to_bytes(4, "big")], [usage_fd] if usage_fd >= 0 else [])
         except OSError:
             os._exit(0)
+        finally:
+            if usage_fd >= 0:
+                os.close(usage_fd)
 
 
 def main():

@@ -53,6 +53,7 @@ from reflexion_bench.sandbox._box import (
     box_identity,
     candidate_limits,
     non_dumpable,
+    read_cgroup_cpu_s,
     tree_cpu_s,
     wall_backstop,
 )
@@ -107,22 +108,14 @@ def check_assert(test: str, entry_point: str) -> str | None:
         return f"does not parse ({type(exc).__name__})"
     if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
         return "not a single assert statement"
-    bound = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.comprehension):
-            for t in ast.walk(node.target):
-                if isinstance(t, ast.Name):
-                    bound.add(t.id)
-                elif not isinstance(t, (ast.Tuple, ast.List, ast.Store)):
-                    return "comprehension target is not a plain name"
     callables = {entry_point, "candidate", *SAFE_BUILTINS}
+    why = _scope_problem(tree, callables, frozenset())
+    if why is not None:
+        return why
     for node in ast.walk(tree):
         if not isinstance(node, _SAFE_NODES):
             return f"uses {type(node).__name__}, which self-tests may not"
-        if isinstance(node, ast.Name):
-            if node.id not in callables and node.id not in bound and node.id != "math":
-                return f"uses the name {node.id!r}"
-        elif isinstance(node, ast.Attribute):
+        if isinstance(node, ast.Attribute):
             if not (
                 isinstance(node.value, ast.Name)
                 and node.value.id == "math"
@@ -134,6 +127,10 @@ def check_assert(test: str, entry_point: str) -> str | None:
             f = node.func
             if not isinstance(f, (ast.Name, ast.Attribute)):
                 return "calls something other than a named function"
+            if isinstance(f, ast.Name) and f.id not in callables:
+                # A value bound by a comprehension (a type taken from a result, say)
+                # is never called: only the whitelist is.
+                return f"calls {f.id!r}, which is not a function a self-test may call"
             if any(isinstance(a, ast.Starred) for a in node.args):
                 return "starred arguments"
             if any(k.arg is None for k in node.keywords):
@@ -145,6 +142,50 @@ def check_assert(test: str, entry_point: str) -> str | None:
         return bomb
     if not _can_fail(tree.body[0].test, callables - set(SAFE_BUILTINS)):
         return "cannot fail (no outcome of the function under test decides it)"
+    return None
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _scope_problem(node, callables, bound):
+    """Names checked with Python's scoping of comprehensions: a name a comprehension's
+    target binds is usable inside that comprehension only (after its ``for``), and no
+    target may rebind a name of the whitelist (the entry point, a builtin, ``math``)."""
+    if isinstance(node, _COMPREHENSIONS):
+        inner = set(bound)
+        for gen in node.generators:
+            # The iterable is evaluated before the target is bound.
+            why = _scope_problem(gen.iter, callables, frozenset(inner))
+            if why is not None:
+                return why
+            for t in ast.walk(gen.target):
+                if isinstance(t, ast.Name):
+                    if t.id in callables or t.id == "math":
+                        return f"a comprehension rebinds {t.id!r}"
+                    inner.add(t.id)
+                elif not isinstance(t, (ast.Tuple, ast.List, ast.Store)):
+                    return "comprehension target is not a plain name"
+            for cond in gen.ifs:
+                why = _scope_problem(cond, callables, frozenset(inner))
+                if why is not None:
+                    return why
+        parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        for part in parts:
+            why = _scope_problem(part, callables, frozenset(inner))
+            if why is not None:
+                return why
+        return None
+    if isinstance(node, ast.Name):
+        if node.id not in callables and node.id not in bound and node.id != "math":
+            return f"uses the name {node.id!r}"
+        return None
+    if isinstance(node, ast.comprehension):
+        return None  # handled by its comprehension
+    for child in ast.iter_child_nodes(node):
+        why = _scope_problem(child, callables, bound)
+        if why is not None:
+            return why
     return None
 
 
@@ -450,7 +491,8 @@ _ZYGOTE: list = []  # the socket to the sandbox's candidate zygote (fd 3), once 
 
 def _zygote_fork(limits, wire_in, wire_out):
     """Ask the sandbox's zygote (a clean, warm process: see sandbox/_driver.py) for a
-    candidate serving on ``wire_in``/``wire_out``; its pid, or None without a zygote."""
+    candidate serving on ``wire_in``/``wire_out``, in a box of its own: ``(pid of the
+    box's init, CPU counter fd or -1)``, or None without a zygote."""
     import socket
     import stat
 
@@ -466,12 +508,17 @@ def _zygote_fork(limits, wire_in, wire_out):
     sock = _ZYGOTE[0]
     try:
         socket.send_fds(sock, [marshal.dumps(limits)], [wire_in, wire_out])
-        answer = sock.recv(4)
+        answer, fds, _flags, _addr = socket.recv_fds(sock, 4, 1)
     except OSError:
         return None
-    if len(answer) != 4:
+    usage_fd = fds[0] if fds else -1
+    for extra in fds[1:]:
+        os.close(extra)
+    if len(answer) != 4 or answer == b"\0\0\0\0":
+        if usage_fd >= 0:
+            os.close(usage_fd)
         return None
-    return int.from_bytes(answer, "big")
+    return int.from_bytes(answer, "big"), usage_fd
 
 
 class Link:
@@ -483,10 +530,17 @@ class Link:
         self.pid = None
         self.w = -1
         self.r = -1
+        self.usage_fd = -1  # the candidate box's CPU counter (a cgroup's), where one is
         self.calls = 0  # also the id of the latest call
 
     def cpu(self):
-        """CPU seconds used by the candidate's processes, None where /proc cannot tell."""
+        """CPU seconds used by every process of the candidate's box, however it was
+        made or reparented: the box cgroup's counter where there is one, else the
+        kernel's accounting of the box's process tree; None where neither can tell."""
+        if self.usage_fd >= 0:
+            got = read_cgroup_cpu_s(self.usage_fd)
+            if got is not None:
+                return got
         return tree_cpu_s(self.pid) if self.pid else None
 
     def start(self, load_s):
@@ -494,11 +548,12 @@ class Link:
         seconds of its CPU; raise CandidateLoadError / CandidateTimeout / CandidateGone."""
         to_cand_r, to_cand_w = os.pipe()
         from_cand_r, from_cand_w = os.pipe()
-        pid = _zygote_fork(self.limits, to_cand_r, from_cand_w)
-        if pid is not None:  # a warm clean fork from the sandbox's zygote
+        forked = _zygote_fork(self.limits, to_cand_r, from_cand_w)
+        if forked is not None:  # a warm clean fork from the sandbox's zygote, boxed
             os.close(to_cand_r)
             os.close(from_cand_w)
-            self.pid, self.w, self.r = pid, to_cand_w, from_cand_r
+            self.pid, self.usage_fd = forked
+            self.w, self.r = to_cand_w, from_cand_r
             # A fork's CPU times start at zero: all it uses from here is loading.
             self._load(Budget(self, load_s, base=0.0))
             return
@@ -580,6 +635,11 @@ class Link:
         msg = loads(frame)
         if type(msg) is not list or not msg:
             raise WireError("malformed answer (not a list)")
+        # An answer does not end the accounting: CPU its box spent meanwhile anywhere
+        # (an orphan, a deep descendant, threads) counts, and over the limit is a timeout
+        # whatever it answered.
+        if budget.clock == "cpu" and budget.used() > budget.cpu_s:
+            raise budget.timeout("cpu")
         return msg
 
     def call(self, args, kwargs, budget):
@@ -664,13 +724,13 @@ class Link:
             except ChildProcessError:
                 pass
             self.pid = None
-        for fd in (self.w, self.r):
+        for fd in (self.w, self.r, self.usage_fd):
             if fd >= 0:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self.w = self.r = -1
+        self.w = self.r = self.usage_fd = -1
 
 
 def _describe_status(status):
@@ -792,6 +852,20 @@ def _load_failure(exc, link):
     return {"status": "fail", "detail": str(exc)}
 
 
+def _over_limit(verdict, budget, used):
+    """The verdict, or a CPU timeout when the box's CPU, read once more after the last
+    answer, is over the limit: what a program spent beside its answers is charged too."""
+    if (
+        verdict is not None
+        and verdict.get("status") in ("pass", "fail")
+        and budget.clock == "cpu"
+        and used is not None
+        and used > budget.cpu_s
+    ):
+        return _timeout_verdict(budget.timeout("cpu"))
+    return verdict
+
+
 def run_hidden(spec, settings):
     timeout = float(spec["timeout_s"])
     link = Link(settings, spec.get("limits"))
@@ -831,6 +905,7 @@ def run_hidden(spec, settings):
     finally:
         used = budget.used() if link.pid else None
         link.kill()
+    verdict = _over_limit(verdict, budget, used)
     emit({**verdict, "calls": link.calls, "cpu_s": None if used is None else round(used, 3)})
 
 
@@ -984,6 +1059,18 @@ def run_plus(spec, settings):
     finally:
         used = link.cpu()
         link.kill()
+    if verdict["status"] in ("pass", "fail") and used is not None:
+        # The whole box, read after the last answer, against everything it was allowed
+        # (loading and every input): CPU spent beside the answers is charged too.
+        allowed = load_timeout + sum(float(c[2]) for c in cases)
+        if used > allowed:
+            verdict = {
+                "status": "timeout",
+                "detail": f"timed out: used {used:.2f}s of CPU in all, over the {allowed:g}s "
+                "its loading and inputs were allowed",
+                "timing": {"clock": "cpu", "cpu_s": round(used, 3), "limit_s": allowed},
+            }
+            failed = None
     cpu_total = None if used is None else round(used, 3)
     emit(
         {**verdict, "calls": link.calls, "input": failed, "inputs": len(cases), "cpu_s": cpu_total}

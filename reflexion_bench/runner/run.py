@@ -349,6 +349,13 @@ def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
     sandbox: Sandbox | None = (
         build(cfg.sandbox, "sandbox") if cfg.get("sandbox") and needs_sandbox else None
     )
+    # The hidden judge gets workers of its own, by construction: a hidden judgment and
+    # the loop's feedback (self-tests, debugging runs) never share a worker, so even a
+    # channel between jobs that no clean-up knows of cannot carry a hidden test's
+    # input into the feedback the actor and the reflector read.
+    judge_sandbox: Sandbox | None = (
+        build(cfg.sandbox, "sandbox") if sandbox is not None else None
+    )
     strategy = build(cfg.strategy, "strategy")
     cap = cfg.get("max_trials_cap")
     if cap is not None:
@@ -372,6 +379,7 @@ def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
         services=Services(
             model=model,
             sandbox=sandbox,
+            judge_sandbox=judge_sandbox,
             models=models,
             generate_config=generate_config,
             seed=int(cfg.get("seed", 0)),
@@ -417,8 +425,9 @@ async def _close(ctx: RunContext) -> None:
             await m.aclose()
         except Exception as exc:  # closing must not hide the run's own error
             log.warning("closing model %s failed: %s", m.name, exc)
-    if ctx.services.sandbox is not None:
-        await ctx.services.sandbox.aclose()
+    for sandbox in (ctx.services.sandbox, ctx.services.judge_sandbox):
+        if sandbox is not None:
+            await sandbox.aclose()
 
 
 def _absolute_data_dir(cfg: DictConfig) -> None:

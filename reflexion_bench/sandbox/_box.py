@@ -440,17 +440,238 @@ def _children(pid: int | str) -> list:
 
 def tree_cpu_s(pid: int | str) -> float | None:
     """CPU seconds (user + system) used by process ``pid``, its threads, its reaped
-    children and its live children and grandchildren (a self-test runs in a fork of the
-    candidate); None when ``/proc`` cannot tell (no /proc, the process is gone)."""
+    children and every live descendant at any depth; None when ``/proc`` cannot tell
+    (no /proc, the process is gone). With ``pid`` the init of a box (every orphan of
+    the box is reparented to it and reaped by it) this is all the box used, except
+    children that their parent let the kernel reap unseen (SIGCHLD ignored): only a
+    box cgroup (:func:`spawn_box`) charges those, so this is the fallback."""
     total = _stat_ticks(pid)
     if total is None:
         return None
-    for child in _children(pid)[:64]:
-        t = _stat_ticks(child.decode())
+    todo = [c.decode() for c in _children(pid)]
+    seen = 0
+    while todo and seen < 4096:
+        child = todo.pop()
+        seen += 1
+        t = _stat_ticks(child)
         if t is not None:
             total += t
-        for grandchild in _children(child.decode())[:64]:
-            t = _stat_ticks(grandchild.decode())
-            if t is not None:
-                total += t
+        todo.extend(c.decode() for c in _children(child))
     return total / _TICK
+
+
+# ----------------------------------------------------------------------- a job's box
+#
+# isolate's model, for every candidate: a PID namespace of its own whose PID 1 is a
+# small init of the box (isolate's "proxy"), a /proc that lists the box's processes and
+# nothing else, and, where the host gave us a CPU-accounting cgroup, a cgroup of the
+# box's own that the kernel charges with every CPU second of every process of the box,
+# however it was created, reparented or reaped. No process that lives longer than one
+# box (keeper, zygote, judge) can be seen from inside it, so nothing a kernel object
+# accumulates on their behalf (a reaper's counters of its reaped children, limits,
+# descriptors) can carry state from one judgment to the next.
+
+CAP_SYS_ADMIN = 21
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWPID = 0x20000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
+_MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
+#: Where the keeper's host-given CPU cgroup is bound (root-only; hidden in every box).
+CGROUP_MOUNT = "/dev/.rb-cpu"
+
+
+def _sys_mount(source, target, fstype, flags, data):
+    libc = _libc()
+    def enc(text):
+        return None if text is None else text.encode()
+
+    if libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def _box_hide(path):
+    """Cover ``path`` with an empty read-only tmpfs (in the box's mount namespace)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        _sys_mount("tmpfs", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                   "size=4k,mode=755")
+
+
+def cgroup_usage_file(box_dir):
+    """The file of a cgroup that counts its CPU time (v1 cpuacct, v2 cpu.stat)."""
+    for name in ("cpuacct.usage", "cpu.stat"):
+        path = os.path.join(box_dir, name)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def read_cgroup_cpu_s(fd):
+    """CPU seconds in a cgroup's usage file open as ``fd`` (v1: ns; v2: usage_usec);
+    None when it cannot be read."""
+    try:
+        text = os.pread(fd, 4096, 0).decode("ascii", "replace")
+    except OSError:
+        return None
+    try:
+        if text.startswith("usage_usec"):
+            return int(text.split()[1]) / 1e6
+        return int(text.split()[0]) / 1e9
+    except (IndexError, ValueError):
+        return None
+
+
+def _new_box_cgroup(root):
+    """A fresh cgroup for one box under ``root``: ``(dir, usage fd)``, or ``(None, -1)``.
+    Its name is random: a counter would tell a candidate (``/proc/self/cgroup``) how
+    many boxes this worker made before."""
+    if not root or not os.path.isdir(root):
+        return None, -1
+    path = os.path.join(root, "b" + os.urandom(8).hex())
+    try:
+        os.mkdir(path, 0o700)
+    except OSError:
+        return None, -1
+    usage = cgroup_usage_file(path)
+    try:
+        fd = os.open(usage, os.O_RDONLY | os.O_CLOEXEC) if usage else -1
+    except OSError:
+        fd = -1
+    if fd < 0:
+        remove_cgroup(path, 0.0)
+        return None, -1
+    return path, fd
+
+
+def remove_cgroup(path, wait_s=1.0):
+    """rmdir a box's cgroup once its processes are gone (True when it is gone)."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            os.rmdir(path)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)
+
+
+def _box_init(run, cgroup_dir, hide, require):
+    """PID 1 of a box: its own /proc, its cgroup, the candidate as PID 2; reap every
+    process of the box; end (and with it, by the kernel, every process left in the
+    box) when the candidate ends."""
+    import signal
+
+    try:
+        _sys_mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+        _enter_cgroup(cgroup_dir)
+        for path in hide:
+            _box_hide(path)
+    except OSError as exc:
+        if require:
+            run(f"the candidate's box could not be set up: {exc}")
+            os._exit(0)
+        # Where a box is not owed (no root: the weaker levels), a PID namespace that
+        # reaps and ends everything is still had; the /proc it sees is the worker's.
+    non_dumpable()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    child = os.fork()
+    if child == 0:
+        run(None)
+        os._exit(0)
+    # The init keeps no privilege: a candidate cannot use it for anything but signals,
+    # which a PID 1 does not take from inside its namespace.
+    drop_all_caps()
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        if pid == child:
+            break
+    os._exit(0)
+
+
+def _enter_cgroup(cgroup_dir):
+    if cgroup_dir:
+        with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as fh:
+            fh.write("0")  # ourselves: every process forked after this is charged there
+
+
+def spawn_box(run, cgroup_root="", require=False, hide=("/sys", CGROUP_MOUNT)):
+    """Start ``run(setup_error)`` as the candidate of a new box.
+
+    Returns ``(pid, usage_fd, boxed)``: the box's init as the caller sees it (killing it
+    ends every process of the box), a descriptor of the box cgroup's CPU usage (-1
+    without one; read with :func:`read_cgroup_cpu_s`) and whether a PID namespace could
+    be had. Without CAP_SYS_ADMIN there is none: ``require`` False forks ``run`` plainly
+    (the weaker levels), True hands it the error instead (fail closed). ``run`` must not
+    return; it gets a text when the box could not be set up, which it reports as the
+    sandbox's failure (never the program's). The caller ignores SIGCHLD: the proxy (a
+    fork that waits for the init, then removes the cgroup) is reaped by the kernel, so
+    nothing long-lived accumulates the box's counters."""
+    import signal
+
+    cg_dir, usage_fd = _new_box_cgroup(cgroup_root)
+    r, w = os.pipe()
+    proxy = os.fork()
+    if proxy == 0:
+        try:
+            os.close(r)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            error = None
+            boxed = _libc().unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0
+            if boxed:
+                try:
+                    # Our mounts (the box's /proc) must not propagate to the keeper's.
+                    _sys_mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
+                except OSError as exc:
+                    error = f"the candidate's box could not be set up: {exc}"
+            elif require:
+                err = ctypes.get_errno()
+                error = f"no PID namespace for the candidate's box: {os.strerror(err)}"
+            init = os.fork()
+            if init == 0:
+                os.close(w)
+                if error is None and boxed:
+                    _box_init(run, cg_dir, hide, require)
+                if error is None:
+                    try:
+                        _enter_cgroup(cg_dir)
+                    except OSError as exc:
+                        error = f"the candidate's cgroup could not be entered: {exc}"
+                run(error)
+                os._exit(0)
+            os.write(w, init.to_bytes(4, "big") + (b"\x01" if boxed and not error else b"\x00"))
+            os.close(w)
+            while True:
+                try:
+                    os.waitpid(init, 0)
+                    break
+                except ChildProcessError:
+                    break
+                except InterruptedError:
+                    continue
+            if cg_dir:
+                remove_cgroup(cg_dir, 2.0)
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while len(data) < 5:
+        chunk = os.read(r, 5 - len(data))
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    if len(data) < 5:
+        if usage_fd >= 0:
+            os.close(usage_fd)
+        raise OSError("the box's proxy ended before starting the candidate")
+    return int.from_bytes(data[:4], "big"), usage_fd, data[4] == 1

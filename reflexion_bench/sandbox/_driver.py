@@ -109,6 +109,13 @@ PRIVATE_PROC = str(CONFIG.get("private_proc") or "")
 #: its files got, reaches the next job. Needs CAP_SYS_ADMIN; without it (bwrap without
 #: root) the mounts are emptied instead (``wipe``).
 FRESH_MOUNTS = list(CONFIG.get("fresh_mounts") or [])
+#: The CPU-accounting cgroup the host made for this worker, as bound in here (root-only);
+#: each candidate's box gets a cgroup of its own under it. Empty: no cgroup here (the
+#: box's init then collects the CPU of its processes: see _box.tree_cpu_s).
+CPU_CGROUP = str(CONFIG.get("cpu_cgroup") or "")
+#: Candidates are only ever started in a box (a PID namespace of their own): set where
+#: the keeper has CAP_SYS_ADMIN (as root); a box that cannot be made fails the job.
+REQUIRE_BOX = bool(CONFIG.get("require_box", False))
 OUT = os.dup(1)  # protocol channel; fd 1 becomes /dev/null so stray prints go nowhere
 _devnull = os.open(os.devnull, os.O_RDWR)
 os.dup2(_devnull, 1)
@@ -297,6 +304,10 @@ def ensure_zygote() -> None:
                 "gid": CANDIDATE_UID,
                 "nproc": NPROC_RLIMIT,
                 "workdir": WORKDIR,
+                # Every candidate in a box of its own (_box.spawn_box): owed wherever
+                # we hold CAP_SYS_ADMIN for the zygote to make one.
+                "cgroup": CPU_CGROUP,
+                "require_box": REQUIRE_BOX,
             }
             argv = [PYTHON, "-I", "-S", "-c", ZYGOTE_SOURCE, "--zygote", json.dumps(box)]
             os.execve(PYTHON, argv, ENV)

@@ -123,10 +123,15 @@ class Cgroup:
         self.dirs: list[Path] = []
         self.procs_file: Path | None = None
         self._oom_file: Path | None = None
+        #: The worker's CPU-accounting cgroup: each candidate's box makes a cgroup of its
+        #: own under it (``_box.spawn_box``), which the kernel charges with every CPU
+        #: second of every process of the box. None where there is none.
+        self.cpu_dir: Path | None = None
         if os.geteuid() != 0:
             return
         v1_mem = Path("/sys/fs/cgroup/memory")
         v1_pids = Path("/sys/fs/cgroup/pids")
+        v1_cpu = Path("/sys/fs/cgroup/cpuacct")
         try:
             if (v1_mem / "memory.limit_in_bytes").exists():
                 mem = v1_mem / "reflexion-bench" / name
@@ -141,6 +146,11 @@ class Cgroup:
                     pid_dir.mkdir(parents=True, exist_ok=True)
                     (pid_dir / "pids.max").write_text(str(pids))
                     self.dirs.append(pid_dir)
+                if (v1_cpu / "cpuacct.usage").exists():
+                    cpu = v1_cpu / "reflexion-bench" / name
+                    cpu.mkdir(parents=True, exist_ok=True)
+                    cpu.chmod(0o700)  # the keeper's alone: boxes are made under it
+                    self.cpu_dir = cpu
             else:
                 root = Path("/sys/fs/cgroup")
                 controllers = (root / "cgroup.controllers").read_text().split()
@@ -160,6 +170,11 @@ class Cgroup:
                     (cg / "pids.max").write_text(str(pids))
                 self.dirs.append(cg)
                 self._oom_file = cg / "memory.events"
+                # v2: cpu.stat counts CPU in every cgroup, no controller needed, so the
+                # boxes go under the worker's own cgroup (no controller is enabled for
+                # its children: the no-internal-process rule does not apply).
+                cg.chmod(0o700)
+                self.cpu_dir = cg
         except OSError as exc:
             log.debug("no cgroup for the sandbox (%s)", exc)
             self.remove()
@@ -195,15 +210,31 @@ class Cgroup:
         return 0
 
     def remove(self) -> None:
-        for d in self.dirs:
-            procs = d / "cgroup.procs"
+        if self.cpu_dir is not None:
+            # Boxes a killed worker left (their processes die with it), then the dir.
             with contextlib.suppress(OSError):
-                for pid in procs.read_text().split():
-                    with contextlib.suppress(OSError):
-                        os.kill(int(pid), 9)
+                for box in self.cpu_dir.iterdir():
+                    if box.is_dir():
+                        _kill_cgroup(box)
+                        with contextlib.suppress(OSError):
+                            box.rmdir()
+            if self.cpu_dir not in self.dirs:
+                with contextlib.suppress(OSError):
+                    self.cpu_dir.rmdir()
+        self.cpu_dir = None
+        for d in self.dirs:
+            _kill_cgroup(d)
             with contextlib.suppress(OSError):
                 d.rmdir()
         self.dirs = []
+
+
+def _kill_cgroup(d: Path) -> None:
+    """SIGKILL every process in cgroup ``d``."""
+    with contextlib.suppress(OSError):
+        for pid in (d / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):
+                os.kill(int(pid), 9)
 
 
 def sweep_stale_cgroups() -> None:
@@ -211,6 +242,7 @@ def sweep_stale_cgroups() -> None:
     for parent in (
         Path("/sys/fs/cgroup/memory/reflexion-bench"),
         Path("/sys/fs/cgroup/pids/reflexion-bench"),
+        Path("/sys/fs/cgroup/cpuacct/reflexion-bench"),
         Path("/sys/fs/cgroup/reflexion-bench"),
     ):
         if not parent.is_dir():

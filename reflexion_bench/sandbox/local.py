@@ -53,6 +53,7 @@ from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.sandbox import _host
+from reflexion_bench.sandbox._box import CGROUP_MOUNT
 from reflexion_bench.sandbox._pool import (
     DRIVER_SOURCE,
     Channel,
@@ -281,7 +282,14 @@ class LocalSandbox(PooledSandbox):
             cgroup = _host.Cgroup(f"{os.getpid()}-{slot}-{uid}", self.cgroup_memory_mb, 1024, owner)
             if not cgroup.active:
                 cgroup = None
-        argv, cleanup = build_argv(self.level, self.python, uid, self.disk_mb, judge_uid)
+        argv, cleanup = build_argv(
+            self.level,
+            self.python,
+            uid,
+            self.disk_mb,
+            judge_uid,
+            cgroup.cpu_dir if cgroup is not None else None,
+        )
         if cgroup is not None:
             argv = cgroup.enter_command() + argv
         try:
@@ -392,15 +400,28 @@ def _positive_int(key: str, value: object) -> int:
 
 
 def build_argv(
-    level: str, python: str, uid: int | None, disk_mb: int, judge_uid: int | None = None
+    level: str,
+    python: str,
+    uid: int | None,
+    disk_mb: int,
+    judge_uid: int | None = None,
+    cpu_cgroup: Path | None = None,
 ) -> tuple[list[str], list[Path]]:
     """The command that starts one worker at ``level``, and host paths to remove after.
 
     ``uid`` is the candidate uid and ``judge_uid`` the judge's (both None without root:
-    one uid then runs everything, in bwrap's user namespace)."""
+    one uid then runs everything, in bwrap's user namespace). ``cpu_cgroup``: the
+    worker's CPU-accounting cgroup on the host, under which every candidate's box gets
+    a cgroup of its own (with split uids only: the keeper needs root to make them)."""
     size = disk_mb * 1024 * 1024
     split = uid is not None and judge_uid is not None
     uids: dict[str, Any] = {"judge_uid": judge_uid, "candidate_uid": uid} if split else {}
+    if split:
+        # As root the keeper holds CAP_SYS_ADMIN: every candidate runs in a box of its
+        # own (a PID namespace, its own /proc), and one that cannot be made fails.
+        uids["require_box"] = True
+    if not split:
+        cpu_cgroup = None
     if level == "bwrap":
         workdir, tmpdir = "/scratch", "/tmp"
         cfg: dict[str, Any] = {
@@ -420,6 +441,8 @@ def build_argv(
                 {"path": workdir, "size": size, "mode": "0711"},
             ]
         prefix: list[str] = []
+        if cpu_cgroup is not None:
+            cfg["cpu_cgroup"] = CGROUP_MOUNT
         if split:
             # The IPC namespace is made first, by util-linux, so that its sysctls can be
             # written (bwrap covers /proc/sys read-only inside); bwrap joins it.
@@ -465,6 +488,7 @@ def build_argv(
             "--dev", "/dev",
             "--mqueue", "/dev/mqueue",
             *(["--bind", NS_LAST_PID, cfg["ns_last_pid"]] if split else []),
+            *(["--bind", str(cpu_cgroup), CGROUP_MOUNT] if cpu_cgroup is not None else []),
             "--size", str(size), "--perms", "1777", "--tmpfs", "/dev/shm",
             "--size", str(size), "--perms", "1777", "--tmpfs", tmpdir,
             "--size", str(size), "--perms", "0711" if split else "0700", "--tmpfs", workdir,
@@ -489,6 +513,8 @@ def build_argv(
             "mqueue": "/run/mqueue",
             # unshare's own /proc mount is writable (bwrap's is covered read-only).
             "ns_last_pid": NS_LAST_PID if split else "",
+            # The host's path is seen as it is (/sys stays); every box hides /sys.
+            "cpu_cgroup": str(cpu_cgroup) if cpu_cgroup is not None else "",
             **uids,
         }
         if split:

@@ -142,10 +142,12 @@ class CodeScorer:
         return out
 
     async def score(self, state: TaskState, attempt: Attempt) -> Score:
-        base = await self.run(state.sandbox, state.task, attempt.candidate)
+        base = await self.run(state.judge_sandbox, state.task, attempt.candidate)
         extra: dict[str, Any] = {"duration_s": round(base.duration_s, 3), **base.timing}
         if self.tests != "base":
-            extra["plus"] = await self.run_plus(state.sandbox, state.task, attempt.candidate, base)
+            extra["plus"] = await self.run_plus(
+                state.judge_sandbox, state.task, attempt.candidate, base
+            )
         if self.tests != "plus":  # base and both: the headline verdict stays on the base tests
             return Score(
                 passed=base.passed,

@@ -141,7 +141,7 @@ class LeetcodeHiddenScorer:
         )
 
     async def score(self, state: TaskState, attempt: Attempt) -> Score:
-        return await self.score_program(state.sandbox, state.task, attempt.candidate)
+        return await self.score_program(state.judge_sandbox, state.task, attempt.candidate)
 
     async def score_program(self, sandbox: Sandbox, task: Task, program: str) -> Score:
         hidden = task.data.get("test")
