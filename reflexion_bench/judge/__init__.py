@@ -311,22 +311,31 @@ async def judge_hidden(
         "stack_mb": stack_mb,
         "test_filename": test_filename,
     }
-    first = await _hidden_once(sandbox, spec, timeout_s, limits, fresh=False)
+    # Both runs get the same kernel backstop (the re-judge's), so that a program cannot
+    # tell the first run from the re-judge by reading its own RLIMIT_CPU.
+    backstop_s = timeout_s * CONFIRM_FACTOR
+    first = await _hidden_once(sandbox, spec, timeout_s, limits, backstop_s, fresh=False)
     if first.status != "timeout":
         return first
-    again = await _hidden_once(sandbox, spec, timeout_s * CONFIRM_FACTOR, limits, fresh=True)
+    again = await _hidden_once(sandbox, spec, backstop_s, limits, backstop_s, fresh=True)
     verdict: JudgeVerdict = _confirmed(first, again)
     return verdict
 
 
 async def _hidden_once(
-    sandbox: Sandbox, spec: dict[str, Any], timeout_s: float, limits: Limits | None, fresh: bool
+    sandbox: Sandbox,
+    spec: dict[str, Any],
+    timeout_s: float,
+    limits: Limits | None,
+    backstop_s: float,
+    fresh: bool,
 ) -> JudgeVerdict:
     spec = {**spec, "timeout_s": timeout_s}
-    # The kernel's own CPU limit on the candidate: a backstop of the judge's accounting.
-    lim = limits or Limits(cpu_s=int(timeout_s * 2) + 30)
-    if limits is not None and limits.cpu_s < timeout_s * 2 + 5:
-        lim = Limits(**{**asdict(limits), "cpu_s": int(timeout_s * 2) + 30})
+    # The kernel's own CPU limit on the candidate: a backstop of the judge's accounting,
+    # from ``backstop_s`` (the same in the first run and the re-judge).
+    lim = limits or Limits(cpu_s=int(backstop_s * 2) + 30)
+    if limits is not None and limits.cpu_s < backstop_s * 2 + 5:
+        lim = Limits(**{**asdict(limits), "cpu_s": int(backstop_s * 2) + 30})
     try:
         # Loading and the test each have a wall backstop of their own.
         wall = 2 * wall_backstop(timeout_s) + START_SLACK_S
@@ -379,8 +388,18 @@ async def judge_self_tests(
     verdict's ``extra`` then holds ``timeout_confirmed`` and both runs' timing."""
     if not tests:
         return []
+    # The kernel's backstop, the same in both runs (the re-judge's, over every test): a
+    # program cannot tell the runs apart by its own RLIMIT_CPU.
+    rlimit_cpu_s = int(timeout_s * CONFIRM_FACTOR * (len(tests) + 1)) + 5
     out = await _self_tests_once(
-        sandbox, program, list(tests), entry_point, timeout_s, candidate_prelude, fresh=False
+        sandbox,
+        program,
+        list(tests),
+        entry_point,
+        timeout_s,
+        candidate_prelude,
+        rlimit_cpu_s,
+        fresh=False,
     )
     again = [i for i, v in enumerate(out) if v.status == "timeout"]
     if not again:
@@ -392,6 +411,7 @@ async def judge_self_tests(
         entry_point,
         timeout_s * CONFIRM_FACTOR,
         candidate_prelude,
+        rlimit_cpu_s,
         fresh=True,
     )
     for i, v in zip(again, second, strict=True):
@@ -417,6 +437,7 @@ async def _self_tests_once(
     entry_point: str,
     timeout_s: float,
     candidate_prelude: str,
+    rlimit_cpu_s: int,
     fresh: bool,
 ) -> list[SelfTestVerdict]:
     spec: dict[str, Any] = {
@@ -429,7 +450,7 @@ async def _self_tests_once(
     }
     # A fresh candidate per test at worst (after a hang), each with its wall backstop.
     wall = wall_backstop(timeout_s) * (len(tests) + 1) + START_SLACK_S
-    limits = Limits(cpu_s=int(timeout_s * (len(tests) + 1)) + 5)
+    limits = Limits(cpu_s=rlimit_cpu_s)
     try:
         result, lines = await _run(sandbox, spec, wall, limits, fresh=fresh)
     except ProgramBrokeSandbox as exc:
@@ -525,7 +546,9 @@ async def _plus_once(
     blob = base64.b64encode(marshal.dumps(scaled)).decode("ascii")
     load_s = load_timeout_s * scale
     spec = {**spec, "cases": blob, "timeout_s": load_s}
-    cpu = load_s + sum(c[2] for c in scaled)
+    # The kernel's backstop from the re-judge's limits in both runs (a program cannot
+    # tell them apart by its own RLIMIT_CPU).
+    cpu = (load_timeout_s + sum(float(c[2]) for c in cases)) * CONFIRM_FACTOR
     # Each input's wall backstop is only reached by a program that sleeps or blocks;
     # the whole judgment's wall limit is the sum of them.
     wall = wall_backstop(load_s) + sum(wall_backstop(c[2]) for c in scaled) + START_SLACK_S

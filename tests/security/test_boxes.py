@@ -338,3 +338,47 @@ def test_the_self_test_whitelist_still_allows_ordinary_comprehensions(test: str)
     from reflexion_bench.judge import check_self_test
 
     assert check_self_test(test, "f") is None, (test, check_self_test(test, "f"))
+
+
+# --------------------------------------------------------------------------- 6. re-judge
+
+SPIN = "def f(x):\n    while True:\n        pass\n"
+
+
+def test_the_timeout_rejudge_shows_the_program_the_same_limits() -> None:
+    """A timeout is judged twice; the candidate's limits (what it can read of them,
+    ``RLIMIT_CPU`` above all) are those of the request, which must be the same in both
+    runs, for the hidden tests, the plus inputs and the self-tests."""
+    from reflexion_bench.judge import judge_plus, judge_self_tests
+    from reflexion_bench.sandbox.local import LocalSandbox, _probe_level, _resolve_python
+
+    level = "bwrap" if not _probe_level("bwrap", _resolve_python("auto")) else "unshare"
+    sent: dict[str, list[int]] = {"hidden": [], "plus": [], "tests": []}
+
+    async def go() -> tuple[Any, Any, Any]:
+        sb = LocalSandbox(jobs=1, isolation=level)
+        original = sb.exec
+
+        async def spy(req: Any) -> Any:
+            sent[json.loads(req.stdin)["mode"]].append(req.limits.cpu_s)
+            return await original(req)
+
+        sb.exec = spy  # type: ignore[method-assign]
+        try:
+            hidden = await _judge(sb, SPIN, timeout_s=0.5)
+            plus = await judge_plus(
+                sb, program=SPIN, entry_point="f", cases=[((1,), 2, 0.5)], load_timeout_s=1.0
+            )
+            tests = await judge_self_tests(
+                sb, program=SPIN, tests=["assert f(1) == 2"], entry_point="f", timeout_s=0.5
+            )
+            return hidden, plus, tests
+        finally:
+            await sb.aclose()
+
+    hidden, plus, tests = asyncio.run(go())
+    assert hidden.status == "timeout" and hidden.timeout_confirmed, hidden
+    assert plus.status == "timeout", plus
+    assert tests[0].status == "timeout", tests
+    for mode, limits in sent.items():
+        assert len(limits) == 2 and limits[0] == limits[1], (mode, limits)
