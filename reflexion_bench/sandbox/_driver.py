@@ -1018,6 +1018,17 @@ def _clean_in_a_fork() -> list:
     return problems
 
 
+def _reaped_counters(pid: int) -> tuple | None:
+    """``(cminflt, cmajflt, cutime, cstime)`` of ``pid``: what it accumulated from the
+    children it reaped (None when /proc cannot tell)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[8]), int(fields[10]), int(fields[13]), int(fields[14]))
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def reset_box() -> list:
     """Clean what a job could have left and CHECK it: the next job must find a box
     identical to a fresh one. The problems found; any makes the host retire us."""
@@ -1053,6 +1064,11 @@ def reset_box() -> list:
             problems.append("the zygote's resource limits changed")
         if proc_uids(zpid) != _ZYGOTE["uids"]:
             problems.append("the zygote's uids changed")
+        if _reaped_counters(zpid) not in (None, (0, 0, 0, 0)):
+            # It ignores SIGCHLD, so the kernel reaps its boxes' proxies without
+            # charging it: counters of reaped children that grow would be a counter
+            # every job moves, readable by whoever can see the zygote.
+            problems.append("the zygote accumulated its children's counters")
     if SPLIT_UIDS and os.getresuid() != (0, 0, 0):
         problems.append("the supervisor's uid changed")
     t4 = time.perf_counter()
