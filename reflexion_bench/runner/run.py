@@ -353,9 +353,7 @@ def build_context(cfg: DictConfig, run_dir: Path) -> RunContext:
     # the loop's feedback (self-tests, debugging runs) never share a worker, so even a
     # channel between jobs that no clean-up knows of cannot carry a hidden test's
     # input into the feedback the actor and the reflector read.
-    judge_sandbox: Sandbox | None = (
-        build(cfg.sandbox, "sandbox") if sandbox is not None else None
-    )
+    judge_sandbox: Sandbox | None = build(cfg.sandbox, "sandbox") if sandbox is not None else None
     strategy = build(cfg.strategy, "strategy")
     cap = cfg.get("max_trials_cap")
     if cap is not None:

@@ -482,6 +482,7 @@ CGROUP_MOUNT = "/dev/.rb-cpu"
 
 def _sys_mount(source, target, fstype, flags, data):
     libc = _libc()
+
     def enc(text):
         return None if text is None else text.encode()
 
@@ -493,8 +494,13 @@ def _sys_mount(source, target, fstype, flags, data):
 def _box_hide(path):
     """Cover ``path`` with an empty read-only tmpfs (in the box's mount namespace)."""
     if os.path.isdir(path) and not os.path.islink(path):
-        _sys_mount("tmpfs", path, "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                   "size=4k,mode=755")
+        _sys_mount(
+            "tmpfs",
+            path,
+            "tmpfs",
+            _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+            "size=4k,mode=755",
+        )
 
 
 def cgroup_usage_file(box_dir):
