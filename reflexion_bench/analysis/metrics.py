@@ -22,6 +22,9 @@ Definitions (K = the largest trial index in the run):
   the paper's Table 2 normalisation are per self-test verdict (TP+FP = 1, FN+TN = 1).
   False positives are split into those that stopped a task early (before trial K) on
   a wrong pass, those at trial K, and those that did not stop the task.
+- in_loop: the same confusion named by the run's evaluator (self_tests, visible_tests,
+  oracle...), with its rates also per hidden verdict (FP / (FP + TN): the false-positive
+  rate of the feedback) and the trials where the evaluator gave no verdict (fallback).
 
 Imported logs (e.g. the paper's own runs) can lack information: a trial whose
 ``hidden`` is null and listed in ``extra.missing`` has an unknown verdict (in a live
@@ -98,6 +101,14 @@ def _self_passed(rec: dict[str, Any]) -> bool | None:
     return None if p is None else bool(p)
 
 
+def _fallback(rec: dict[str, Any]) -> str | None:
+    """Why the in-loop evaluator gave no verdict (``visible_tests`` on a task whose
+    prompt shows no example: ``no_feedback``), or None."""
+    details = (rec.get("self_test") or {}).get("details") or {}
+    value = details.get("fallback") if isinstance(details, dict) else None
+    return None if value is None else str(value)
+
+
 def _logged_passed(rec: dict[str, Any]) -> bool | None:
     value = (rec.get("extra") or {}).get("logged_hidden_passed")
     return None if value is None else bool(value)
@@ -130,12 +141,14 @@ def trials_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
                 "trial": int(r["trial"]),
                 "benchmark": r.get("benchmark"),
                 "strategy": r.get("strategy"),
+                "evaluator": r.get("evaluator"),
                 "model": r.get("model"),
                 "final": bool(r.get("final")),
                 "hidden_passed": bool(hidden),
                 "hidden_known": hidden is not None,
                 "hidden_status": (r.get("hidden") or {}).get("status"),
                 "self_passed": _self_passed(r),
+                "fallback": _fallback(r),
                 "base_passed": base_verdict(r),
                 "plus_passed": plus_verdict(r),
                 "plus_inputs": plus_inputs(r),
@@ -283,9 +296,13 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         extra = (r.get("hidden") or {}).get("extra") or {}
         if "n_broken_visible_tests" in extra:
             left_out[str(r["task_id"])] = int(extra["n_broken_visible_tests"])
+    in_loop = in_loop_section(df, tp, fp, fn, tn)
     summary: dict[str, Any] = {
         "benchmark": _single(df["benchmark"]),
         "strategy": _single(df["strategy"]),
+        # The in-loop evaluator (configs/evaluator/<name>; None in logs written before
+        # it was recorded, or where no trial ran one).
+        "evaluator": _single(df["evaluator"]),
         "model": _single(df["model"]),
         "n_tasks": n,
         "first_try": _share(first_verdicts, n),
@@ -308,18 +325,14 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         else None,
         "errored_task_ids": sorted(errored_ids),
         "self_test_confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn, "final_fp": final_fp},
-        "self_test_fp_rate": fp / (tp + fp) if (tp + fp) else None,
-        "self_test_rates": {
-            "tp": tp / (tp + fp) if (tp + fp) else None,
-            "fp": fp / (tp + fp) if (tp + fp) else None,
-            "fn": fn / (fn + tn) if (fn + tn) else None,
-            "tn": tn / (fn + tn) if (fn + tn) else None,
-        },
+        "self_test_fp_rate": in_loop["rates_per_verdict"]["fp"],
+        "self_test_rates": dict(in_loop["rates_per_verdict"]),
         "self_test_fp_split": {
             "stopped_early": fp_early,
             "at_last_trial": final_fp - fp_early,
             "not_stopped": len(fp_rows) - final_fp,
         },
+        "in_loop": in_loop,
         # Calls, tokens and dollars per role (actor, self_test, reflector...) and trial.
         "usage": usage_summary(records),
         "visible_tests_left_out": (
@@ -382,6 +395,46 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             ],
         }
     return summary
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return a / b if b else None
+
+
+def in_loop_section(df: pd.DataFrame, tp: int, fp: int, fn: int, tn: int) -> dict[str, Any]:
+    """The in-loop evaluator's verdicts against the hidden ones, whatever the evaluator.
+
+    The counts are the self-test confusion above (one computation for every evaluator:
+    ``self_test`` is the trial record's name for any in-loop verdict). Two views of the
+    rates: ``rates`` per hidden verdict (``fp`` = FP / (FP + TN): how often a wrong
+    program is called right, the rate ``noisy_oracle``'s ``fp_rate`` sets; ``fn`` = FN /
+    (FN + TP)), and ``rates_per_verdict``, the paper's Table 2 normalisation (per
+    in-loop verdict: TP + FP = 1), the same as ``self_test_rates``. ``no_feedback_trials``:
+    trials where the evaluator had nothing to check and gave no verdict (``visible_tests``
+    on a task without examples), left out of the confusion; ``no_feedback_tasks`` their
+    tasks.
+    """
+    fallback = df[df["fallback"].notna()] if "fallback" in df else df.iloc[0:0]
+    return {
+        "evaluator": _single(df["evaluator"]),
+        "confusion": {"tp": tp, "fp": fp, "fn": fn, "tn": tn},
+        "trials_judged": tp + fp + fn + tn,
+        "rates": {
+            "tp": _ratio(tp, tp + fn),
+            "fn": _ratio(fn, tp + fn),
+            "fp": _ratio(fp, fp + tn),
+            "tn": _ratio(tn, fp + tn),
+        },
+        "rates_per_verdict": {
+            "tp": _ratio(tp, tp + fp),
+            "fp": _ratio(fp, tp + fp),
+            "fn": _ratio(fn, fn + tn),
+            "tn": _ratio(tn, fn + tn),
+        },
+        "no_feedback_trials": len(fallback),
+        "no_feedback_tasks": int(fallback["task_id"].nunique()),
+        "fallbacks": {str(k): int(v) for k, v in fallback["fallback"].value_counts().items()},
+    }
 
 
 def _plus_known(plus: Any, base: Any) -> bool | None:

@@ -144,6 +144,31 @@ def _shard_lines(shards: dict[str, Any] | None) -> list[str]:
     return [f"shards           INCOMPLETE: {'; '.join(shards.get('problems') or [])}"]
 
 
+def _in_loop_name(summary: dict[str, Any]) -> str:
+    # Older summaries name no evaluator: their in-loop verdicts were the self-tests'.
+    name = summary.get("evaluator")
+    return "self-test" if name in (None, "self_tests") else f"in-loop ({name})"
+
+
+def _in_loop_lines(in_loop: dict[str, Any] | None) -> list[str]:
+    """The in-loop verdicts' error rates per hidden verdict, and the no-verdict trials."""
+    if not in_loop:
+        return []
+    r = in_loop.get("rates") or {}
+    lines = [
+        f"in-loop rates    false-positive {_f(r.get('fp'))} (of hidden failures called "
+        f"pass), false-negative {_f(r.get('fn'))} (of hidden passes called fail), over "
+        f"{in_loop.get('trials_judged', 0)} judged trials"
+    ]
+    if in_loop.get("no_feedback_trials"):
+        lines.append(
+            f"no feedback      {in_loop['no_feedback_trials']} trials of "
+            f"{in_loop.get('no_feedback_tasks', 0)} tasks: the evaluator had nothing to "
+            f"check ({', '.join(f'{k}: {v}' for k, v in (in_loop.get('fallbacks') or {}).items())})"
+        )
+    return lines
+
+
 def format_table(summary: dict[str, Any]) -> str:
     """A compact human-readable table of one run's metrics (n/a where the log lacks it)."""
     if not summary.get("n_tasks"):
@@ -157,7 +182,8 @@ def format_table(summary: dict[str, Any]) -> str:
     elapsed = run.get("wall_time_s")
     sessions = int(run.get("sessions") or 1)
     lines = [
-        f"benchmark={summary['benchmark']} strategy={summary['strategy']} model={summary['model']}",
+        f"benchmark={summary['benchmark']} strategy={summary['strategy']} "
+        f"evaluator={summary.get('evaluator')} model={summary['model']}",
         f"tasks            {summary['n_tasks']}",
         f"answer key       {describe(summary.get('answer_key'))}",
         *_shard_lines(summary.get("shards")),
@@ -171,9 +197,10 @@ def format_table(summary: dict[str, Any]) -> str:
         f"fixes/breaks     {summary['fixes']}/{summary['breaks']} between trials, "
         f"{ff.get('fixed', 0)}/{ff.get('broken', 0)} from trial 1 to the end"
         + (f" ({ff['unknown']} tasks unknown)" if ff.get("unknown") else ""),
-        f"self-test TP/FP/FN/TN  {c['tp']}/{c['fp']}/{c['fn']}/{c['tn']} "
+        f"{_in_loop_name(summary)} TP/FP/FN/TN  {c['tp']}/{c['fp']}/{c['fn']}/{c['tn']} "
         f"(stopped on a wrong pass: {c['final_fp']}, of which before trial K: "
         f"{split.get('stopped_early', 0)})",
+        *_in_loop_lines(summary.get("in_loop")),
         f"errored tasks    {summary['errored_tasks']}"
         + (" (retry_errored=true on resume redoes them)" if summary["errored_tasks"] else ""),
         f"model calls      {_f(t['model_calls'], 'd')}  tokens {_f(t['tokens'], 'd')}  "

@@ -254,7 +254,7 @@ def seed_sets(groups: Sequence[Group]) -> list[SeedSet]:
         if ck is None or seed is None:
             sets.append(SeedSet(g.benchmark, g.strategy, g.model, [g]))
             continue
-        key = (*g.key, _answer_label(g.summary), ck)
+        key = (*g.key, _answer_label(g.summary), str(g.summary.get("evaluator")), ck)
         candidates = open_sets.setdefault(key, [])
         target = next((s for s in candidates if seed not in s.seeds), None)
         if target is None:
@@ -293,6 +293,8 @@ def group_runs(runs: Sequence[Run]) -> list[Group]:
                 for g in candidates
                 if not (g_tasks(g) & run.task_ids)
                 and _answer_label(g.runs[0].summary) == _answer_label(run.summary)
+                # Nor runs whose in-loop feedback differs (self-tests vs visible tests).
+                and g.runs[0].summary.get("evaluator") == run.summary.get("evaluator")
             ),
             None,
         )

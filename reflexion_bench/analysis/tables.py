@@ -92,7 +92,7 @@ TITLES = {
     "main": "Success (first try, final), fixes/breaks and cost",
     "curve": "Success of the submitted candidate after k trials",
     "paired": "Paired comparisons on common tasks (final success)",
-    "self_tests": "Self-test quality (self-test verdict vs hidden tests)",
+    "self_tests": "In-loop feedback quality (each evaluator's verdict vs hidden tests)",
     "controls": "Memory-content controls: what trials 2..K fixed and broke",
     "budget": "Success at an equal budget",
     "self_test_trials": "Self-test quality by trial (self-test verdict vs hidden tests)",
@@ -141,6 +141,7 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
     data: dict[str, Any] = {
         "benchmark": group.benchmark,
         "strategy": group.strategy,
+        "evaluator": s.get("evaluator"),
         "model": group.model,
         "label": group.name,
         "runs": [str(r.path) for r in group.runs],
@@ -166,6 +167,8 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
             "confusion": s.get("self_test_confusion"),
             "rates": s.get("self_test_rates"),
             "fp_split": s.get("self_test_fp_split"),
+            # The same confusion named by its evaluator, with rates per hidden verdict.
+            "in_loop": s.get("in_loop"),
         },
         "per_task": {
             "trials": per_task.get("trials"),
@@ -590,10 +593,12 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
             continue
         rates = g["self_test"]["rates"] or {}
         split = g["self_test"]["fp_split"] or {}
+        in_loop_rates = (g["self_test"].get("in_loop") or {}).get("rates") or {}
         st_rows.append(
             {
                 "benchmark": g["benchmark"],
                 "strategy": g["label"],
+                "evaluator": g.get("evaluator"),
                 "model": g["model"],
                 "final": _est(g["final"]),
                 "tp_rate": rates.get("tp"),
@@ -604,6 +609,13 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
                 "fn": c.get("fn"),
                 "fp": c.get("fp"),
                 "tn": c.get("tn"),
+                # Per hidden verdict: the feedback's own error rates (a noisy oracle's
+                # fp_rate / fn_rate are these), beside the paper's per-verdict ones.
+                "fpr_of_failures": in_loop_rates.get("fp"),
+                "fnr_of_passes": in_loop_rates.get("fn"),
+                "no_feedback_trials": (g["self_test"].get("in_loop") or {}).get(
+                    "no_feedback_trials"
+                ),
                 "fp_stopped_early": split.get("stopped_early"),
                 "fp_at_last_trial": split.get("at_last_trial"),
                 # The third verdict: self-tests and base pass, the plus tests fail.
@@ -986,6 +998,8 @@ _SHARE_COLS = {
     "fn_rate",
     "fp_rate",
     "tn_rate",
+    "fpr_of_failures",
+    "fnr_of_passes",
     "success_at_budget",
     "pass_at_budget",
     "pass_at_budget_plus",
@@ -1037,6 +1051,9 @@ _HEADERS = {
     "fn_rate": "FN",
     "fp_rate": "FP",
     "tn_rate": "TN",
+    "fpr_of_failures": "FP of hidden fails",
+    "fnr_of_passes": "FN of hidden passes",
+    "no_feedback_trials": "no-feedback trials",
     "tp": "#TP",
     "fn": "#FN",
     "fp": "#FP",
@@ -1360,7 +1377,12 @@ def _note(name: str, report: dict[str, Any]) -> str:
             "verdict, redone by a resume with retry_errored=true)"
         )
     if name == "self_tests":
-        return " (rates per self-test verdict, as in the paper's Table 2: TP+FP = 1, FN+TN = 1)"
+        return (
+            " (in-loop verdict of each row's evaluator vs hidden verdict; TP/FN/FP/TN: rates"
+            " per in-loop verdict, as in the paper's Table 2: TP+FP = 1, FN+TN = 1; FP of"
+            " hidden fails = FP/(FP+TN), FN of hidden passes = FN/(FN+TP); no-feedback"
+            " trials: the evaluator had nothing to check and gave no verdict)"
+        )
     if name == "elapsed" and any(
         (g.get("replayed_calls") or {}).get("replayed") for g in report["groups"]
     ):

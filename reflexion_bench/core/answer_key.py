@@ -33,6 +33,13 @@ EVALUATOR_GOLD_ANSWER = "evaluator.gold_answer"
 EVALUATOR_ENV_SUCCESS = "evaluator.env_success"
 #: ALFWorld's reflector told "won"/"not won" when no evaluator feedback exists.
 REFLECTOR_ENV_SUCCESS = "reflector.env_success"
+#: ``evaluator=oracle``: the hidden tests' verdict with the first failing test's message.
+EVALUATOR_HIDDEN_TESTS = "evaluator.hidden_tests"
+#: ``evaluator=oracle_verdict``: the hidden tests' pass/fail, nothing else.
+EVALUATOR_HIDDEN_VERDICT = "evaluator.hidden_verdict"
+#: ``evaluator=noisy_oracle``: the hidden pass/fail, flipped at configured rates (still a
+#: read of the answer key: the flip is noise on it, not independence from it).
+EVALUATOR_NOISY_HIDDEN_VERDICT = "evaluator.noisy_hidden_verdict"
 #: Lifelong memory labelling a task's outcome from the scorer (``memory.label_from_hidden``).
 MEMORY_HIDDEN_VERDICT = "memory.hidden_verdict"
 

@@ -65,6 +65,9 @@ class AlfWorldEvaluator:
             text uses 30 for its inefficient-planning heuristic); None: never.
     """
 
+    #: The name in logs and reports (its config file: configs/evaluator/alfworld.yaml).
+    name = "alfworld"
+
     def __init__(self, max_actions: int | None = 30) -> None:
         if max_actions is not None and max_actions < 1:
             raise ConfigError("evaluator.max_actions", max_actions, "null or an integer >= 1")

@@ -29,6 +29,9 @@ class GoldExactMatchEvaluator:
         answer_key: Key of the gold answer in ``Task.data``.
     """
 
+    #: The name in logs and reports (its config file: configs/evaluator/exact_match.yaml).
+    name = "exact_match"
+
     uses_gold_answer = True
 
     def __init__(self, answer_key: str = "answer") -> None:

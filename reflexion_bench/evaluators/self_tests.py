@@ -65,6 +65,9 @@ class SelfTestEvaluator:
         max_feedback_chars: Longest feedback text passed on to the reflector.
     """
 
+    #: The name in logs and reports (its config file: configs/evaluator/self_tests.yaml).
+    name = "self_tests"
+
     role = "self_test"
 
     def __init__(

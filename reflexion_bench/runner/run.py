@@ -29,6 +29,7 @@ from reflexion_bench.core.budget import TaskBudget
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import Services, TaskState, TrialRecord
 from reflexion_bench.core.types import GenerateConfig, Task, to_jsonable
+from reflexion_bench.evaluators.base import evaluator_name
 from reflexion_bench.memory.base import Memory, TaskAwareMemory
 from reflexion_bench.models.base import ModelClient
 from reflexion_bench.runner.loop import Roles, run_task
@@ -97,6 +98,9 @@ def trial_to_record(
         "task_id": state.task.id,
         "benchmark": ctx.benchmark,
         "strategy": ctx.roles.strategy.name,
+        # Which in-loop feedback the trial had (self_tests, visible_tests, oracle...):
+        # reports never pool runs that differ in it.
+        "evaluator": evaluator_name(ctx.roles.evaluator),
         "model": ctx.services.model.name,
         "final": final,
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
