@@ -388,19 +388,18 @@ def check_configs(study: Study, where: str, configs: Path | None = None) -> None
     import yaml
 
     configs = configs or ROOT / "configs"
+    missing: dict[str, list[str]] = {}  # config file -> what names it
     problems: list[str] = []
 
-    def need(path: Path, what: str) -> bool:
+    def need(path: Path, who: str) -> bool:
         if path.is_file():
             return True
-        problem = f"{what} has no config file {path.relative_to(configs.parent)}"
-        if not any(p.startswith(problem) for p in problems):
-            problems.append(problem)
+        missing.setdefault(str(path.relative_to(configs.parent)), []).append(who)
         return False
 
     for b in study.benchmarks.values():
         exp = configs / "experiment" / f"{b.experiment}.yaml"
-        if need(exp, f"benchmarks.{b.name}.experiment={b.experiment}"):
+        if need(exp, f"benchmarks.{b.name}"):
             tokens = (
                 (yaml.safe_load(exp.read_text(encoding="utf-8")) or {}).get("budget") or {}
             ).get("tokens")
@@ -410,13 +409,11 @@ def check_configs(study: Study, where: str, configs: Path | None = None) -> None
                     f"{exp.relative_to(configs.parent)} sets budget.tokens {tokens}"
                 )
     for arm in study.arms:
-        need(
-            configs / "strategy" / f"{arm.strategy}.yaml", f"arm {arm.id}: strategy={arm.strategy}"
-        )
+        need(configs / "strategy" / f"{arm.strategy}.yaml", arm.id)
         if arm.evaluator is None:
             continue
         ev = configs / "evaluator" / f"{arm.evaluator}.yaml"
-        if not need(ev, f"arm {arm.id}: evaluator={arm.evaluator}"):
+        if not need(ev, arm.id):
             continue
         keys = yaml.safe_load(ev.read_text(encoding="utf-8")) or {}
         for override in arm.overrides:
@@ -425,8 +422,17 @@ def check_configs(study: Study, where: str, configs: Path | None = None) -> None
                 problems.append(
                     f"arm {arm.id}: {key} is not a key of {ev.relative_to(configs.parent)}"
                 )
+    if missing:
+        # One clause per file, not per arm: what to add is the file.
+        named = [
+            f"{path} (named by {who[0]}" + (f" and {len(who) - 1} more)" if len(who) > 1 else ")")
+            for path, who in missing.items()
+        ]
+        problems.insert(0, "no such config yet: " + ", ".join(named))
     if problems:
-        raise StudyError(f"{where}: " + "; ".join(problems) + " (add the config, or drop the arm)")
+        raise StudyError(
+            f"{where}: " + "; ".join(problems) + ": add the config (or drop those arms)"
+        )
 
 
 def _rel(path: Path) -> str:
@@ -956,14 +962,13 @@ def render_unplanned() -> str:
             "",
         ]
         for priority, group in groups:
+            over = sorted({" ".join(a.overrides) for a in group if a.overrides})
             lines.append(
                 f"{priority}. "
-                + ", ".join(
-                    f"{a.id}"
-                    + (f" ({' '.join(a.overrides)})" if a.overrides else "")
-                    + f" as {a.benchmark}/{a.cost_as}"
-                    for a in group
-                )
+                + ", ".join(a.id for a in group)
+                + (f" (`{'`, `'.join(over)}`)" if over else "")
+                + ", timed as "
+                + ", ".join(f"{a.benchmark}/{a.cost_as}" for a in group)
             )
     if SPEC.read:
         lines += [
