@@ -806,11 +806,13 @@ def estimate() -> dict[str, dict[str, float]]:
     pilot may have run over several sessions (a step interrupted at a session's end and
     resumed), so its steps up to the pilot's size are added up; the time of an
     interrupted step counts in full (its last tasks in flight were lost and redone: a
-    conservative estimate). An arm whose steps do not reach the pilot's size is missing."""
+    conservative estimate). An arm whose steps do not reach the pilot's size is missing.
+    A step that starts at the pilot's size is the next step's, even where it was stopped
+    before finishing a task (20 -> 20: its seconds are not the pilot's)."""
     rows = compute_rows()
     spent: dict[tuple[str, str], list[float]] = {}
     for r in rows:
-        if r["to_tasks"] <= SPEC.pilot:
+        if r["to_tasks"] <= SPEC.pilot and int(r.get("from_tasks", 0)) < SPEC.pilot:
             acc = spent.setdefault((r["benchmark"], r["arm"]), [0.0, 0.0])
             acc[0] += float(r["wall_s"])
             acc[1] = max(acc[1], float(r["to_tasks"]))
