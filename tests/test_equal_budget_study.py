@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The required arms of results/reflection-at-equal-budget (its study.yaml), per benchmark.
+ARMS = ("retry", "reflexion", "wrong_reflection")
 
 
 def load() -> ModuleType:
@@ -24,6 +26,8 @@ def load() -> ModuleType:
     )
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as an import would: its dataclasses look their module up.
+    sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
 
@@ -287,7 +291,7 @@ def test_the_shared_calls_travel_to_another_machines_cache(
     pinned = {"n_ctx": s._server_setting("n_ctx"), "n_parallel": s._server_setting("n_parallel")}
 
     def identity(server: dict[str, int]) -> dict[str, object]:
-        return {"provider": "embedded", "model": s.MODEL_NAME, "server": server}
+        return {"provider": "embedded", "model": s.SPEC.model_name, "server": server}
 
     keys = {}
     cache = s._cache()
@@ -322,16 +326,16 @@ def test_mbpp_grows_only_as_far_as_the_power_target_needs() -> None:
 
     s = load()
     he = 164
-    assert s.mbpp_needed(he + 200, 0.20, detectable_difference(he + 200, 0.20), 200) == 200
+    assert s.size_needed(he + 200, 0.20, detectable_difference(he + 200, 0.20), 200) == 200
     psi = 0.25
     assert detectable_difference(he + 200, psi) > 0.07  # the case the rule is for
-    grown = s.mbpp_needed(he + 200, psi, detectable_difference(he + 200, psi), 200)
+    grown = s.size_needed(he + 200, psi, detectable_difference(he + 200, psi), 200)
     assert 200 < grown <= 397 and (grown - 200) % 40 == 0
     assert detectable_difference(he + grown, psi) <= 0.07
     assert detectable_difference(he + grown - 40, psi) > 0.07
-    assert s.mbpp_needed(he + 200, 0.45, detectable_difference(he + 200, 0.45), 200) == 397
+    assert s.size_needed(he + 200, 0.45, detectable_difference(he + 200, 0.45), 200) == 397
     # No power at any difference (None) counts as short of the target.
-    assert s.mbpp_needed(he + 200, psi, None, 200) == grown
+    assert s.size_needed(he + 200, psi, None, 200) == grown
 
 
 def cut_plan() -> dict[str, Any]:
@@ -404,7 +408,7 @@ def test_run_checks_power_when_complete_and_runs_the_grown_steps(
     monkeypatch.setattr(s, "STUDY", tmp_path)
     plan = cut_plan()
     (tmp_path / "plan.json").write_text(json.dumps(plan))
-    done = {(b, a): n for b, n in (("humaneval", 164), ("mbpp", 200)) for a in s.ARMS}
+    done = {(b, a): n for b, n in (("humaneval", 164), ("mbpp", 200)) for a in ARMS}
     ran: list[tuple[str, str, int]] = []
 
     def step(bench: str, arm: str, limit: int, deadline: Any, nice: bool) -> None:
@@ -418,7 +422,7 @@ def test_run_checks_power_when_complete_and_runs_the_grown_steps(
     monkeypatch.setattr(s, "pooled_discordance", lambda: next(checks))
     s.run(argparse.Namespace(stop_at=None, no_nice=True, commit=False))
     # The step grid (20, 60, ..., 180, 220, ...) continues, arms in turn at each limit.
-    assert ran == [("mbpp", a, n) for n in (220, 240) for a in s.ARMS]
+    assert ran == [("mbpp", a, n) for n in (220, 240) for a in ARMS]
     assert [
         c["mbpp_tasks"] for c in json.loads((tmp_path / "plan.json").read_text())["reestimation"]
     ] == [240, 240]
