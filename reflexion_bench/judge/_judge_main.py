@@ -1011,7 +1011,7 @@ def run_plus(spec, settings):
     except (CandidateLoadError, CandidateTimeout, CandidateGone) as exc:
         emit(_load_failure(exc, link))
         return
-    verdict = {"status": "pass", "detail": ""}
+    verdict: dict = {"status": "pass", "detail": ""}
     failed = None
     try:
         for i, (args, exp, limit) in enumerate(cases):

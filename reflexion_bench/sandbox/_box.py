@@ -24,6 +24,12 @@ import ctypes
 import os
 import resource
 
+# Not typing's: this file runs in every candidate, which imports builtin modules only
+# (mypy treats any TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 #: Capabilities (linux/capability.h) a trusted program keeps under the judge uid:
 #: start candidates under the candidate uid (SETUID, SETGID) and kill them (KILL).
 CAP_KILL, CAP_SETGID, CAP_SETUID = 5, 6, 7
@@ -480,10 +486,12 @@ _MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
 CGROUP_MOUNT = "/dev/.rb-cpu"
 
 
-def _sys_mount(source, target, fstype, flags, data):
+def _sys_mount(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None
+) -> None:
     libc = _libc()
 
-    def enc(text):
+    def enc(text: str | None) -> bytes | None:
         return None if text is None else text.encode()
 
     if libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
@@ -491,7 +499,7 @@ def _sys_mount(source, target, fstype, flags, data):
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
 
 
-def _box_hide(path):
+def _box_hide(path: str) -> None:
     """Cover ``path`` with an empty read-only tmpfs (in the box's mount namespace)."""
     if os.path.isdir(path) and not os.path.islink(path):
         _sys_mount(
@@ -503,7 +511,7 @@ def _box_hide(path):
         )
 
 
-def cgroup_usage_file(box_dir):
+def cgroup_usage_file(box_dir: str) -> str | None:
     """The file of a cgroup that counts its CPU time (v1 cpuacct, v2 cpu.stat)."""
     for name in ("cpuacct.usage", "cpu.stat"):
         path = os.path.join(box_dir, name)
@@ -512,7 +520,7 @@ def cgroup_usage_file(box_dir):
     return None
 
 
-def read_cgroup_cpu_s(fd):
+def read_cgroup_cpu_s(fd: int) -> float | None:
     """CPU seconds in a cgroup's usage file open as ``fd`` (v1: ns; v2: usage_usec);
     None when it cannot be read."""
     try:
@@ -527,7 +535,7 @@ def read_cgroup_cpu_s(fd):
         return None
 
 
-def _new_box_cgroup(root):
+def _new_box_cgroup(root: str) -> tuple[str | None, int]:
     """A fresh cgroup for one box under ``root``: ``(dir, usage fd)``, or ``(None, -1)``.
     Its name is random: a counter would tell a candidate (``/proc/self/cgroup``) how
     many boxes this worker made before."""
@@ -549,7 +557,7 @@ def _new_box_cgroup(root):
     return path, fd
 
 
-def remove_cgroup(path, wait_s=1.0):
+def remove_cgroup(path: str, wait_s: float = 1.0) -> bool:
     """rmdir a box's cgroup once its processes are gone (True when it is gone)."""
     import time
 
@@ -566,7 +574,9 @@ def remove_cgroup(path, wait_s=1.0):
             time.sleep(0.002)
 
 
-def _box_init(run, cgroup_dir, hide, require):
+def _box_init(
+    run: "Callable[[str | None], None]", cgroup_dir: str | None, hide: tuple, require: bool
+) -> None:
     """PID 1 of a box: its own /proc, its cgroup, the candidate as PID 2; reap every
     process of the box; end (and with it, by the kernel, every process left in the
     box) when the candidate ends."""
@@ -604,13 +614,18 @@ def _box_init(run, cgroup_dir, hide, require):
     os._exit(0)
 
 
-def _enter_cgroup(cgroup_dir):
+def _enter_cgroup(cgroup_dir: str | None) -> None:
     if cgroup_dir:
         with open(os.path.join(cgroup_dir, "cgroup.procs"), "w") as fh:
             fh.write("0")  # ourselves: every process forked after this is charged there
 
 
-def spawn_box(run, cgroup_root="", require=False, hide=("/sys", CGROUP_MOUNT)):
+def spawn_box(
+    run: "Callable[[str | None], None]",
+    cgroup_root: str = "",
+    require: bool = False,
+    hide: tuple = ("/sys", CGROUP_MOUNT),
+) -> tuple[int, int, bool]:
     """Start ``run(setup_error)`` as the candidate of a new box.
 
     Returns ``(pid, usage_fd, boxed)``: the box's init as the caller sees it (killing it
