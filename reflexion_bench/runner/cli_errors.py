@@ -71,6 +71,33 @@ def _keys_of(node: Any) -> list[str]:
         return []
 
 
+def _options_with_key(key: str) -> list[str]:
+    """The options of the config group ``key`` starts with whose file has the rest of
+    ``key``: `model.base_urls` under `model=openai_compatible` is a key of
+    `model=openai_pool`, not a misspelling of `base_url`, and the fix is the option."""
+    from omegaconf import OmegaConf
+
+    from reflexion_bench.config import CONFIG_DIR
+
+    group, _, rest = key.partition(".")
+    folder = CONFIG_DIR / group
+    if not rest or not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            # A plain container: a key whose value is `???` must still count as present.
+            node: Any = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+        except Exception:  # a file that does not parse is reported where it is used
+            continue
+        parts = rest.split(".")
+        for part in parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and parts[-1] in node:
+            found.append(path.stem)
+    return found
+
+
 def hydra_error_text(exc: BaseException) -> str | None:
     """One line for a Hydra composition error (unknown key, unknown group option, bad
     override syntax), or None for anything else."""
@@ -113,6 +140,15 @@ def hydra_error_text(exc: BaseException) -> str | None:
                 return (
                     f"error: `{key}` takes new keys only when added: "
                     f"`++{key}={{...}}` replaces it, `+{inner}=...` adds one key"
+                )
+            elsewhere = _options_with_key(key)
+            if elsewhere:
+                group = key.split(".", 1)[0]
+                named = " or ".join(f"`{group}={o}`" for o in elsewhere[:3])
+                more = " (and others)" if len(elsewhere) > 3 else ""
+                return (
+                    f"error: `{key}` is not a key of the chosen {group}; {named}{more} has it:"
+                    f" choose it, e.g. `{group}={elsewhere[0]} {key}=...`"
                 )
             parent = getattr(cause, "parent_node", None)
             hint = did_you_mean(_leaf(key), _keys_of(parent)) if parent is not None else ""
