@@ -14,7 +14,8 @@ import difflib
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import IO, Any
 
 #: Hydra's own command-line modes; it accepts only one per call.
@@ -160,6 +161,46 @@ def hydra_error_text(exc: BaseException) -> str | None:
         extra = f" ({str(cause).splitlines()[0]})" if cause is not None and str(cause) else ""
         return f"error: {first}{extra}"
     return None
+
+
+def missing_values_text(keys: Iterable[str], choices: Mapping[str, object]) -> str | None:
+    """One line for config keys left at ``???`` (a value only the user can give, such as
+    ``model.name`` of ``model=openai_compatible``), or None when there are none; the
+    option that asks for them and each key's comment in its file say what goes there."""
+    from reflexion_bench.config import CONFIG_DIR
+
+    keys = sorted(keys)
+    if not keys:
+        return None
+    option = ""
+    described = []
+    for key in keys:
+        parts = key.split(".")
+        # The longest config group the key is under (`model`, `role_models/reflector`).
+        for depth in range(len(parts) - 1, 0, -1):
+            group = "/".join(parts[:depth])
+            choice = choices.get(group)
+            if choice is not None:
+                option = option or f"{group}={choice}"
+                path = CONFIG_DIR / group / f"{choice}.yaml"
+                comment = _comment_of(path, parts[depth]) if depth == len(parts) - 1 else ""
+                described.append(f"`{key}`" + (f" ({comment})" if comment else ""))
+                break
+        else:
+            described.append(f"`{key}`")
+    who = option or "this run"
+    sets = " ".join(f"{k}=..." for k in keys)
+    return f"error: {who} needs {' and '.join(described)}: add {sets}"
+
+
+def _comment_of(path: Path, leaf: str) -> str:
+    """The end-of-line comment of ``leaf: ???`` in ``path``, else ""."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    found = re.search(rf"^{re.escape(leaf)}:\s*\?\?\?\s*#\s*(.+)$", text, re.M)
+    return found.group(1).strip() if found else ""
 
 
 def os_error_text(exc: OSError, multirun: bool) -> str:
