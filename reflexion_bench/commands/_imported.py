@@ -34,12 +34,22 @@ def add_verdict_options(
 def run_import(args: argparse.Namespace, importer: Callable[[Any], dict[str, Any]]) -> int:
     """Parse the verdict options, call ``importer(verdicts)`` and print what it wrote; a
     bad log or option is one line and exit 2."""
+    from reflexion_bench.commands._out import folder_problem, write_error
     from reflexion_bench.interop import InteropError, parse_verdict_options
 
+    # Before the logs are read: a bad --out found after it loses the work and, from
+    # Python, reads "[Errno 20] Not a directory" without naming the option.
+    problem = folder_problem(args.out)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         manifest = importer(parse_verdict_options(args.map, args.threshold))
-    except (InteropError, OSError) as exc:
+    except InteropError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {write_error(exc, args.out)}", file=sys.stderr)
         return 2
     print_import(manifest)
     return 0

@@ -398,18 +398,26 @@ def _parser() -> argparse.ArgumentParser:
 def output_problem(path: Path) -> str | None:
     """Why the results cannot be written to ``path``, or None. Checked before scoring:
     finding out after every sample was judged would lose the results."""
-    if path.is_dir():
-        return f"--out {path} is a folder; give a file name, e.g. --out {path / 'results.jsonl'}"
-    existed = path.exists()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8"):
-            pass  # opened for append: an existing file is not truncated by the check
-    except OSError as exc:
-        return f"cannot write --out {path} ({exc.strerror or exc}); choose a path you can write"
-    if not existed:
-        path.unlink(missing_ok=True)
-    return None
+    from reflexion_bench.commands._out import file_problem
+
+    return file_problem(path, "--out", example="results.jsonl")
+
+
+def no_sample_problem(samples: Sequence[tuple[int, Any]], path: Path) -> str | None:
+    """The error when not one line of ``--samples`` is a JSON object (an empty file, the
+    wrong file, JSON of another shape), else None: scoring nothing and exiting 0 would
+    pass for a result."""
+    if any(isinstance(row, Mapping) for _, row in samples):
+        return None
+    shape = 'each line must be a JSON object {"task_id": ..., "solution" or "completion": ...}'
+    if not samples:
+        return f"--samples {path}: read 0 non-blank lines; {shape}"
+    lineno, row = samples[0]
+    first = row.reason if isinstance(row, _BadLine) else f"line {lineno}: not a JSON object"
+    return (
+        f"--samples {path}: read {len(samples)} non-blank lines, none is a sample (first: "
+        f"{first}); {shape}"
+    )
 
 
 def _refuse_unusable_sandbox(bench: Benchmark) -> None:
@@ -432,7 +440,7 @@ def main(argv: list[str]) -> int:
     out_path: Path = args.out or args.samples.with_name(args.samples.stem + "_results.jsonl")
     try:
         samples = read_samples(args.samples)
-        problem = output_problem(out_path)
+        problem = no_sample_problem(samples, args.samples) or output_problem(out_path)
         if problem is not None:
             raise EvaluateError(problem)
         bench = build_benchmark(

@@ -29,13 +29,23 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    from reflexion_bench.commands._out import file_problem, write_error
     from reflexion_bench.interop import InteropError, export_inspect
 
     args = _parser().parse_args(argv)
+    # Before the run is read: Python's own error ("[Errno 20] Not a directory") would
+    # name neither --out nor the fix.
+    problem = file_problem(args.out, example="run.eval")
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         info = export_inspect(args.run_dir, args.out, force=args.force)
-    except (InteropError, OSError) as exc:
+    except InteropError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {write_error(exc, args.out)}", file=sys.stderr)
         return 2
     print(
         f"wrote {args.out}: {info['samples']} samples ({info['trials']} trials) of "

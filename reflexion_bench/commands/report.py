@@ -157,6 +157,14 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.out is not None and not args.json:
+        from reflexion_bench.commands._out import folder_problem
+
+        # Before the report is computed: a bad --out found after it loses the work.
+        problem = folder_problem(args.out)
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     try:
         run_dirs = find_run_dirs(args.run_dirs)
     except FileNotFoundError as exc:
@@ -223,8 +231,13 @@ def main(argv: list[str]) -> int:
     sys.stdout.write(text)
     if args.out:
         from reflexion_bench.analysis.report import foreign_files, refresh_readme_blocks
+        from reflexion_bench.commands._out import write_error
 
-        written = write_comparison(report, args.out, style_name=args.style)
+        try:
+            written = write_comparison(report, args.out, style_name=args.style)
+        except OSError as exc:  # e.g. the disk filled up after the check above
+            print(f"error: {write_error(exc, args.out)}", file=sys.stderr)
+            return 2
         print(f"wrote {len(written)} files into {args.out}", file=sys.stderr)
         # The study's README beside the report quotes its numbers from generated blocks.
         readme = args.out.parent / "README.md"

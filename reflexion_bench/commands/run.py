@@ -72,6 +72,16 @@ def _unread_overrides_error(cfg: DictConfig) -> str | None:
     return error_text([redact_override(o) for o in unread], cfg) if unread else None
 
 
+def _missing_values_error(cfg: DictConfig) -> str | None:
+    """The refusal of keys left at ``???`` (`model.name` of `model=openai_compatible`),
+    or None: found later, where the run first reads one, it is a long traceback."""
+    from omegaconf import OmegaConf
+
+    from reflexion_bench.runner.cli_errors import missing_values_text
+
+    return missing_values_text(OmegaConf.missing_keys(cfg), dict(HydraConfig.get().runtime.choices))
+
+
 def _holds_only_hydra_files(folder: Path) -> bool:
     # Hydra makes the run folder (and writes .hydra/) before the app runs: anything else
     # in it was there before this session (a resumed run, someone's files).
@@ -137,7 +147,7 @@ def hydra_main(cfg: DictConfig) -> float | None:
     fresh_dir = Path(HydraConfig.get().runtime.output_dir)
     # Only a folder this session made may be removed on a failed start (never a resumed one).
     fresh = _holds_only_hydra_files(fresh_dir)
-    unread = _unread_overrides_error(cfg)
+    unread = _missing_values_error(cfg) or _unread_overrides_error(cfg)
     if unread is not None:
         if fresh:
             _remove_failed_start(fresh_dir)

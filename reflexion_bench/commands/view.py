@@ -50,6 +50,13 @@ def main(argv: list[str]) -> int:
     from reflexion_bench.view.data import Catalog
 
     args = _parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        # Else the socket refuses it with an OverflowError traceback, after the runs load.
+        print(
+            f"error: --port {args.port} is not a TCP port: give 1-65535 (0: any free port)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         catalog = Catalog(args.paths, n_resamples=args.resamples, seed=args.seed)
     except FileNotFoundError as exc:

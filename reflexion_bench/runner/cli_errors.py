@@ -14,7 +14,8 @@ import difflib
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import IO, Any
 
 #: Hydra's own command-line modes; it accepts only one per call.
@@ -71,6 +72,33 @@ def _keys_of(node: Any) -> list[str]:
         return []
 
 
+def _options_with_key(key: str) -> list[str]:
+    """The options of the config group ``key`` starts with whose file has the rest of
+    ``key``: `model.base_urls` under `model=openai_compatible` is a key of
+    `model=openai_pool`, not a misspelling of `base_url`, and the fix is the option."""
+    from omegaconf import OmegaConf
+
+    from reflexion_bench.config import CONFIG_DIR
+
+    group, _, rest = key.partition(".")
+    folder = CONFIG_DIR / group
+    if not rest or not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            # A plain container: a key whose value is `???` must still count as present.
+            node: Any = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+        except Exception:  # a file that does not parse is reported where it is used
+            continue
+        parts = rest.split(".")
+        for part in parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and parts[-1] in node:
+            found.append(path.stem)
+    return found
+
+
 def hydra_error_text(exc: BaseException) -> str | None:
     """One line for a Hydra composition error (unknown key, unknown group option, bad
     override syntax), or None for anything else."""
@@ -114,6 +142,15 @@ def hydra_error_text(exc: BaseException) -> str | None:
                     f"error: `{key}` takes new keys only when added: "
                     f"`++{key}={{...}}` replaces it, `+{inner}=...` adds one key"
                 )
+            elsewhere = _options_with_key(key)
+            if elsewhere:
+                group = key.split(".", 1)[0]
+                named = " or ".join(f"`{group}={o}`" for o in elsewhere[:3])
+                more = " (and others)" if len(elsewhere) > 3 else ""
+                return (
+                    f"error: `{key}` is not a key of the chosen {group}; {named}{more} has it:"
+                    f" choose it, e.g. `{group}={elsewhere[0]} {key}=...`"
+                )
             parent = getattr(cause, "parent_node", None)
             hint = did_you_mean(_leaf(key), _keys_of(parent)) if parent is not None else ""
             return (
@@ -124,6 +161,46 @@ def hydra_error_text(exc: BaseException) -> str | None:
         extra = f" ({str(cause).splitlines()[0]})" if cause is not None and str(cause) else ""
         return f"error: {first}{extra}"
     return None
+
+
+def missing_values_text(keys: Iterable[str], choices: Mapping[str, object]) -> str | None:
+    """One line for config keys left at ``???`` (a value only the user can give, such as
+    ``model.name`` of ``model=openai_compatible``), or None when there are none; the
+    option that asks for them and each key's comment in its file say what goes there."""
+    from reflexion_bench.config import CONFIG_DIR
+
+    keys = sorted(keys)
+    if not keys:
+        return None
+    option = ""
+    described = []
+    for key in keys:
+        parts = key.split(".")
+        # The longest config group the key is under (`model`, `role_models/reflector`).
+        for depth in range(len(parts) - 1, 0, -1):
+            group = "/".join(parts[:depth])
+            choice = choices.get(group)
+            if choice is not None:
+                option = option or f"{group}={choice}"
+                path = CONFIG_DIR / group / f"{choice}.yaml"
+                comment = _comment_of(path, parts[depth]) if depth == len(parts) - 1 else ""
+                described.append(f"`{key}`" + (f" ({comment})" if comment else ""))
+                break
+        else:
+            described.append(f"`{key}`")
+    who = option or "this run"
+    sets = " ".join(f"{k}=..." for k in keys)
+    return f"error: {who} needs {' and '.join(described)}: add {sets}"
+
+
+def _comment_of(path: Path, leaf: str) -> str:
+    """The end-of-line comment of ``leaf: ???`` in ``path``, else ""."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    found = re.search(rf"^{re.escape(leaf)}:\s*\?\?\?\s*#\s*(.+)$", text, re.M)
+    return found.group(1).strip() if found else ""
 
 
 def os_error_text(exc: OSError, multirun: bool) -> str:

@@ -2,11 +2,11 @@
 (``+generate.temprature=0.5``) would otherwise be dropped in silence, so
 ``reflexion-bench run`` refuses them (:func:`error_text`).
 
-A ``+key`` is read when its node is built from a ``_target_`` (the constructor takes it,
-or the build fails naming it), when the config refers to it (``${key}``), when it is a
-per-call sampling setting (``generate.*``, the fields of
-:class:`~reflexion_bench.core.types.GenerateConfig`), a per-role model
-(``role_models.*``), or Hydra's own (``hydra.*``, a config group such as
+A ``+key`` is read when its node, or a node above it, is built from a ``_target_`` (the
+constructor takes it or the mapping holding it, or the build fails naming it), when the
+config refers to it (``${key}``), when it is a per-call sampling setting
+(``generate.*``, the fields of :class:`~reflexion_bench.core.types.GenerateConfig`), a
+per-role model (``role_models.*``), or Hydra's own (``hydra.*``, a config group such as
 ``+experiment=...``). ``++key=value`` (Hydra's add-or-override) is never checked: it is
 how a key only your own code reads is added on purpose.
 """
@@ -36,6 +36,18 @@ def _refers_to(text: str, key: str) -> bool:
     return re.search(r"\$\{[^}]*(?<![\w.])" + re.escape(key) + r"(?![\w])", text) is not None
 
 
+def _built_from(cfg: DictConfig, parent: str) -> bool:
+    """Whether ``parent`` or a node above it has a ``_target_``: its constructor gets the
+    added key, or the mapping holding it whole (``+model.prices.my-model={...}`` reaches
+    the model's ``prices``), and takes it or fails naming the argument it does not know."""
+    parts = parent.split(".") if parent else []
+    for depth in range(len(parts), 0, -1):
+        node = OmegaConf.select(cfg, ".".join(parts[:depth]))
+        if isinstance(node, DictConfig) and "_target_" in node:
+            return True
+    return False
+
+
 def unread_additions(
     cfg: DictConfig, overrides: Iterable[str], groups: Mapping[str, object] = {}
 ) -> list[str]:
@@ -48,8 +60,7 @@ def unread_additions(
         if key is None or key in groups or key.startswith(_READ_BY_PREFIX):
             continue
         parent, _, leaf = key.rpartition(".")
-        node = OmegaConf.select(cfg, parent) if parent else None
-        if isinstance(node, DictConfig) and "_target_" in node:
+        if _built_from(cfg, parent):
             continue  # the constructor takes it, or its build fails naming it
         if parent == "generate" and leaf in sampling:
             continue

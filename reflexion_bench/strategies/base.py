@@ -60,6 +60,7 @@ class Strategy:
     retry_temperature: float | None = None
 
     def __post_init__(self) -> None:
+        _check_scalar_fields(self)
         if self.retry_temperature is not None and not (
             isinstance(self.retry_temperature, int | float) and self.retry_temperature >= 0
         ):
@@ -69,7 +70,9 @@ class Strategy:
         if self.memory_content not in MEMORY_CONTENTS:
             raise ConfigError("strategy.memory_content", self.memory_content, MEMORY_CONTENTS)
         if self.max_trials < 1:
-            raise ConfigError("strategy.max_trials", self.max_trials, "an integer >= 1")
+            raise ConfigError(
+                "strategy.max_trials", self.max_trials, "a positive integer (trials per task)"
+            )
 
     @property
     def reflects(self) -> bool:
@@ -106,6 +109,39 @@ class Strategy:
                 "(configs/strategy/wrong_reflection.yaml, irrelevant_text.yaml)",
             )
         return reflection, entries
+
+
+#: What a scalar field accepts, by its annotation (a string: this module postpones
+#: annotations), and how the error says it. A value from the command line that is of the
+#: wrong type (`strategy.max_trials=zero` arrives as a str) must fail naming its key, not
+#: with Python's "'<' not supported" from the first comparison that meets it.
+_SCALAR_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "int": ((int,), "an integer"),
+    "float": ((int, float), "a number"),
+    "bool": ((bool,), "true or false"),
+    "str": ((str,), "a string"),
+}
+
+
+def _check_scalar_fields(strategy: Strategy) -> None:
+    """Raise :class:`ConfigError` naming ``strategy.<field>`` for a scalar field of the
+    wrong type (``int``, ``float``, ``bool``, ``str``, each optionally ``| None``)."""
+    for f in dataclasses.fields(strategy):
+        annotation = str(f.type).replace(" ", "")
+        optional = annotation.endswith("|None")
+        accepted = _SCALAR_FIELDS.get(annotation.removesuffix("|None"))
+        value = getattr(strategy, f.name)
+        if accepted is None or (optional and value is None):
+            continue
+        types, wanted = accepted
+        # bool is an int to Python, but `max_trials=true` is a mistake, not 1.
+        wrong_bool = isinstance(value, bool) and bool not in types
+        if wrong_bool or not isinstance(value, types):
+            if f.name == "max_trials":
+                wanted = "a positive integer (trials per task)"
+            raise ConfigError(
+                f"strategy.{f.name}", value, wanted + (" or null" if optional else "")
+            )
 
 
 def raw_log_text(attempt: Attempt, feedback: Feedback) -> str:
