@@ -21,9 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reflexion_bench.config import PROJECT_ROOT
 from reflexion_bench.runner.runlog import LOG_NAME, load_run_records
 
 log = logging.getLogger(__name__)
+
+#: The checkout's ``results/``: the committed studies travel with the code, so they are
+#: found from any working directory (``paths.results_dir`` follows the working one).
+REFERENCE_DIR = PROJECT_ROOT / "results"
 
 #: Top folders of ``results/`` that hold a user's runs and sweeps, not curated studies:
 #: left out, so that an estimate does not change with whatever was run last (and a

@@ -451,14 +451,13 @@ def _absolute_data_dir(cfg: DictConfig) -> None:
 
 def _expected_tokens_per_task(cfg: DictConfig, ctx: RunContext) -> float | None:
     """Tokens per task logged by the project's committed runs of this model, benchmark
-    and strategy (``<paths.root_dir>/results``), for the progress's first ETA."""
-    from reflexion_bench.runner.reference_logs import expected_tokens_per_task
+    and strategy (``results/`` of the checkout), for the progress's first ETA."""
+    from reflexion_bench.runner.reference_logs import REFERENCE_DIR, expected_tokens_per_task
 
     if not cfg.get("progress", True):
         return None
-    root = (cfg.get("paths") or {}).get("root_dir") or "."
     found = expected_tokens_per_task(
-        Path(str(root)) / "results", ctx.benchmark, ctx.services.model.name, ctx.roles.strategy.name
+        REFERENCE_DIR, ctx.benchmark, ctx.services.model.name, ctx.roles.strategy.name
     )
     if found is None:
         return None
