@@ -16,13 +16,27 @@ Nothing is run for real and no model is contacted. The estimate puts together:
   unsolved before each trial) and, where the logs hold the text, the mean length of a
   reply (programming: the solutions and the reflections). Where the logs are absent or
   have no run of this benchmark x strategy, the estimate says so and uses the dry run's
-  counts: every task to K trials, each reply as long as its role's ``max_tokens``
-  (upper bounds);
+  counts: every task to K trials;
+- the project's committed runs (``results/<study>/.../log.jsonl``, see
+  :mod:`reflexion_bench.runner.reference_logs`): a run of this very model, benchmark and
+  strategy gives the trials per task and every role's mean reply length (its own
+  tokenizer's counts); any run of the benchmark gives the mean length of a reply the
+  paper's logs do not hold (the self-tests). Only a role no log has is counted at its
+  ``max_tokens``, and the line says so;
 - the price table (``configs/prices/default.yaml`` through ``model.prices``, with its
   ``model.prices_date``), for the model the experiment names.
 
-Time assumes :data:`SECONDS_PER_CALL` plus :data:`TOKENS_PER_SECOND` of generation per
-call, with ``max_concurrent_tasks`` tasks in flight: a stated guess, not a measurement.
+Two totals are printed, each labelled: the *expected* one (the expected trials, each
+reply at its logged mean length) and an *upper bound* (every task to K trials, every
+reply at its ``max_tokens``; the prompts are the dry run's, which quote the mock's short
+replies, so a later trial's prompt can be longer in a real run).
+
+Time: for a local model, the completion tokens over the tokens/s measured for it on
+this machine or committed for the project's machine (``results/bench/tokens_per_s.json``,
+written by ``scripts/bench_models.py``; the line says which): all slots busy when
+several tasks are in flight, one request otherwise. Prompt processing is not in that
+figure. For an API model, :data:`SECONDS_PER_CALL` plus :data:`TOKENS_PER_SECOND` of
+generation per call, ``max_concurrent_tasks`` tasks in flight: a stated guess.
 """
 
 from __future__ import annotations
@@ -31,6 +45,8 @@ import asyncio
 import itertools
 import json
 import math
+import os
+import platform
 import re
 import sys
 import tempfile
@@ -43,6 +59,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
 from reflexion_bench.models.mock import MockModel
+from reflexion_bench.runner.reference_logs import LoggedFigures
 
 FLAG = "--estimate"
 #: Tasks of the dry run (its first ones) and its trial cap (trial 1 + two later trials).
@@ -56,6 +73,8 @@ TOKENS_PER_SECOND = 40.0
 #: Roles whose calls follow a failed trial (they belong to the next trial's cost).
 AFTER_FAILURE_ROLES = ("reflector",)
 PAPER_LOGS = "reflexion-original-repo"
+#: The local models' measured generation speed (``scripts/bench_models.py --embedded``).
+SPEED_FILE = Path("results") / "bench" / "tokens_per_s.json"
 
 
 def tokens_of(chars: int) -> int:
@@ -329,10 +348,16 @@ class Estimate:
     completion: dict[str, tuple[float, str]]  # role -> (tokens per call, where from)
     expected_trials: float
     why_no_paper: str = ""
+    #: Role -> its reply's ``max_tokens`` (the upper bound's reply length).
+    caps: dict[str, float] = field(default_factory=dict)
+    #: Where the expected trials come from (the paper's log, a committed run, the dry run).
+    trials_source: str = ""
+    #: A local model's generation speed (tokens/s, what it is); None: an API model.
+    speed: tuple[float, str] | None = None
 
-    def totals(self, trials: float) -> dict[str, float]:
+    def totals(self, trials: float, bound: bool = False) -> dict[str, float]:
         """Calls, prompt and completion tokens, dollars and hours of the whole run at
-        ``trials`` trials per task."""
+        ``trials`` trials per task; ``bound``: every reply at its ``max_tokens``."""
         later = max(0.0, trials - 1)
         calls = {
             role: self.tasks * (self.dry.first_calls.get(role, 0) + later * n)
@@ -343,41 +368,133 @@ class Estimate:
         prompt = self.tasks * (
             sum(self.dry.first_prompt.values()) + later * sum(self.dry.later_prompt.values())
         )
-        completion = sum(n * self.completion[r][0] for r, n in calls.items())
+        per_call = {
+            r: (self.caps.get(r, n) if bound else n) for r, (n, _) in self.completion.items()
+        }
+        completion = sum(n * per_call[r] for r, n in calls.items())
         n_calls = sum(calls.values())
         usd = None if self.price is None else self.price.cost(prompt, completion)
-        seconds = n_calls * SECONDS_PER_CALL + completion / TOKENS_PER_SECOND
+        if self.speed is not None:
+            # A local model's slots share the machine: the measured speed is already that
+            # of all tasks in flight together, so it is not divided again.
+            hours = completion / self.speed[0] / 3600
+        else:
+            seconds = n_calls * SECONDS_PER_CALL + completion / TOKENS_PER_SECOND
+            hours = seconds / max(1, self.in_flight) / 3600
         return {
             "calls": n_calls,
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "tokens": prompt + completion,
             "usd": math.nan if usd is None else usd,
-            "hours": seconds / max(1, self.in_flight) / 3600,
+            "hours": hours,
         }
 
 
-def _completion_tokens(
-    cfg: DictConfig, roles: Sequence[str], paper: PaperFigures | None
-) -> dict[str, tuple[float, str]]:
+def reply_caps(cfg: DictConfig, roles: Sequence[str]) -> dict[str, float]:
+    """Each role's ``max_tokens`` (its node's, else ``generate.max_tokens``)."""
     gen_max = int(OmegaConf.select(cfg, "generate.max_tokens", default=512) or 512)
     nodes = {"actor": "actor", "self_test": "evaluator", "reflector": "reflector"}
-    out: dict[str, tuple[float, str]] = {}
+    out: dict[str, float] = {}
     for role in roles:
-        if paper is not None and role in paper.completion:
-            out[role] = (paper.completion[role], "the paper's logs, chars/4")
-            continue
         node = cfg.get(nodes.get(role, role))
         cap = None
         if isinstance(node, DictConfig):
             cap = node.get("max_tokens") or node.get("max_step_tokens")
-        out[role] = (float(cap or gen_max), "its max_tokens: an upper bound")
+        out[role] = float(cap or gen_max)
     return out
+
+
+def _completion_tokens(
+    caps: dict[str, float],
+    paper: PaperFigures | None,
+    own: LoggedFigures | None,
+    others: LoggedFigures | None,
+) -> dict[str, tuple[float, str]]:
+    """Each role's expected reply length and where it comes from, best source first: a
+    committed run of this model (its own tokenizer), the paper's logs (GPT-4, chars/4),
+    a committed run of the benchmark by another model, and only then the cap."""
+    out: dict[str, tuple[float, str]] = {}
+    for role, cap in caps.items():
+        if own is not None and role in own.completion:
+            mean, n = own.completion[role]
+            out[role] = (mean, f"logged mean of {n} calls of this model")
+        elif paper is not None and role in paper.completion:
+            out[role] = (paper.completion[role], "the paper's logs, chars/4")
+        elif others is not None and role in others.completion:
+            mean, n = others.completion[role]
+            out[role] = (mean, f"logged mean of {n} calls of {'/'.join(others.models)}")
+        else:
+            out[role] = (cap, "no log has it: its max_tokens")
+    return out
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _this_machine(recorded: dict[str, Any]) -> bool:
+    """Whether a speed figure was measured on a machine like this one (CPU and cores)."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 0
+    here = {"cpu_model": _cpu_model(), "usable_cores": usable, "machine": platform.machine()}
+    return all(recorded.get(k) == v for k, v in here.items())
+
+
+def local_speed(cfg: DictConfig, in_flight: int) -> tuple[float, str] | None:
+    """Generation tokens/s of the run's local model and what the figure is (None: not a
+    local model, or no figure for it in ``results/bench/tokens_per_s.json``)."""
+    from reflexion_bench.config import PROJECT_ROOT
+    from reflexion_bench.runner.auto import _is_embedded
+
+    if not _is_embedded(cfg.get("model")):
+        return None
+    choice = str(OmegaConf.select(cfg, "hydra.runtime.choices.model", default="") or "")
+    path = PROJECT_ROOT / SPEED_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        models = data["results"]["tokens_per_s"]["models"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    figures = models.get(choice)
+    if not isinstance(figures, dict):
+        return None
+    model = cfg.model
+    old = str(model.get("n_threads")) == "1" and str(model.get("n_parallel")) == "1"
+    setting = (
+        "old" if old else "defaults_every_slot_busy" if in_flight > 1 else "defaults_one_request"
+    )
+    figure = figures.get(setting) or {}
+    rate = figure.get("tokens_per_s")
+    if not isinstance(rate, int | float) or rate <= 0:
+        return None
+    host = data.get("machine") or {}
+    date = str(data.get("date", ""))[:10]
+    where = (
+        f"measured on this machine {date}"
+        if _this_machine(host)
+        else f"committed, measured {date} on {host.get('usable_cores', '?')} cores of "
+        f"{host.get('cpu_model', 'another CPU')}, not this machine: run "
+        "`python scripts/bench_models.py --embedded --skip-layer --parts 3` for yours"
+    )
+    return float(
+        rate
+    ), f"{rate:g} tokens/s ({figure.get('setting', setting)}; {SPEED_FILE}, {where})"
 
 
 def estimate_job(overrides: Sequence[str]) -> Estimate:
     from reflexion_bench.config import build
     from reflexion_bench.models.layer import lookup_price, parse_prices
+    from reflexion_bench.runner.auto import resolve_auto
+    from reflexion_bench.runner.reference_logs import REFERENCE_DIR, logged_figures
 
     with tempfile.TemporaryDirectory(prefix="reflexion-bench-estimate-") as tmp:
         folder = Path(tmp)
@@ -392,6 +509,8 @@ def estimate_job(overrides: Sequence[str]) -> Estimate:
         if cfg.get("max_trials_cap") is not None:
             k = min(k, int(cfg.max_trials_cap))
         strategy = str(cfg.strategy.get("name", "?"))
+        # `auto` as a run would resolve it here (slots, threads): the speed depends on it.
+        resolve_auto(cfg)
         in_flight = cfg.get("max_concurrent_tasks")
         in_flight = int(in_flight) if str(in_flight).isdigit() else 1
         paper, why_not = paper_figures(cfg, benchmark, strategy)
@@ -406,22 +525,39 @@ def estimate_job(overrides: Sequence[str]) -> Estimate:
                 + " (upper bounds: the mock's episodes end early; the paper's logs hold no steps)"
             )
     roles = sorted({*dry.first_calls, *dry.later_calls})
-    expected = paper.expected_trials(k) if paper is not None else float(k)
+    own = logged_figures(REFERENCE_DIR, benchmark, name, strategy)
+    others = logged_figures(REFERENCE_DIR, benchmark)
+    if own is not None and own.unsolved_before:
+        # This model's own runs say more about its trials than GPT-4's in the paper.
+        logged = PaperFigures(own.label(), own.unsolved_before)
+        expected = logged.expected_trials(k)
+        trials_source = f"{expected:.2f} expected (logged runs of this model: {own.label()})"
+    elif paper is not None:
+        expected = paper.expected_trials(k)
+        trials_source = f"{expected:.2f} expected (the paper's log {paper.source})"
+    else:
+        expected = float(k)
+        trials_source = f"{k:g} ({why_not}: the dry run's count, every task to K)"
     if strategy == "simple" or k == 1:
-        expected = 1.0
+        expected, trials_source = 1.0, "1 (one trial by design)"
+    caps = reply_caps(cfg, roles)
+    in_flight = min(in_flight, tasks) or 1
     return Estimate(
         label=" ".join(overrides) or "(defaults)",
         model=name,
         tasks=tasks,
         k=k,
-        in_flight=min(in_flight, tasks) or 1,
+        in_flight=in_flight,
         price=price,
         prices_date=model.get("prices_date"),
         dry=dry,
         paper=paper,
-        completion=_completion_tokens(cfg, roles, paper),
+        completion=_completion_tokens(caps, paper, own, others),
         expected_trials=expected,
         why_no_paper=why_not,
+        caps=caps,
+        trials_source=trials_source,
+        speed=local_speed(cfg, in_flight),
     )
 
 
@@ -437,7 +573,7 @@ def _line(t: dict[str, float]) -> str:
 
 
 def render(e: Estimate) -> str:
-    expected, most = e.totals(e.expected_trials), e.totals(float(e.k))
+    expected, most = e.totals(e.expected_trials), e.totals(float(e.k), bound=True)
     if e.price is None:
         price = f"no price for {e.model!r} in model.prices: dollars unknown"
     else:
@@ -445,13 +581,16 @@ def render(e: Estimate) -> str:
             f"${e.price.input:g} / ${e.price.output:g} per 1M prompt / completion tokens"
             f" (prices of {e.prices_date or 'an undated table'}, model.prices)"
         )
-    if e.paper is not None:
-        trials = f"{e.expected_trials:.2f} expected (the paper's log {e.paper.source})"
-    elif e.k == 1:
-        trials = "1 (one trial by design)"
-    else:
-        trials = f"{e.expected_trials:g} ({e.why_no_paper}: the dry run's count, every task to K)"
+    trials = e.trials_source
     completion = ", ".join(f"{r} {n:,.0f} ({src})" for r, (n, src) in e.completion.items())
+    caps = ", ".join(f"{r} {n:,.0f}" for r, n in e.caps.items())
+    if e.speed is not None:
+        time = f"generation at {e.speed[1]}; prompt processing not counted"
+    else:
+        time = (
+            f"a guess: {SECONDS_PER_CALL:g} s + {TOKENS_PER_SECOND:g} tokens/s per call,"
+            f" {e.in_flight} tasks in flight"
+        )
     first = ", ".join(f"{r} {n:g}" for r, n in sorted(e.dry.first_calls.items()))
     later = ", ".join(f"{r} {n:g}" for r, n in sorted(e.dry.later_calls.items()))
     first_prompt, later_prompt = sum(e.dry.first_prompt.values()), sum(e.dry.later_prompt.values())
@@ -464,18 +603,20 @@ def render(e: Estimate) -> str:
         f" per later trial: {later or 'none'} ({later_prompt:,.0f} prompt tokens)"
         + "".join(f"; {n}" for n in e.dry.notes),
         f"  trials per task: {trials}",
-        f"  completion tokens per call: {completion or 'no calls'}",
-        f"  expected: {_line(expected)}",
-        f"  at most (every task to K={e.k}): {_line(most)}",
+        f"  completion tokens per call, expected: {completion or 'no calls'}",
+        f"  completion tokens per call, at most (max_tokens): {caps or 'no calls'}",
+        f"  time: {time}",
+        f"  expected (expected trials, replies at their logged mean): {_line(expected)}",
+        f"  at most (upper bound, every task to K={e.k}, every reply at its max_tokens):"
+        f" {_line(most)}",
     ]
     return "\n".join(lines)
 
 
 NOTE = (
     "tokens = characters / 4 of the prompts the project builds (a rule of thumb; the mock's"
-    " short replies make later prompts shorter than a real model's); time assumes"
-    f" {SECONDS_PER_CALL:g} s + {TOKENS_PER_SECOND:g} tokens/s per call. Nothing was run"
-    " and no model was contacted."
+    " short replies make later prompts shorter than a real model's, in the upper bound"
+    " too). Nothing was run and no model was contacted."
 )
 
 

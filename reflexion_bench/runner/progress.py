@@ -12,6 +12,16 @@ every ``interval_s`` while tasks run (never a silent minute), each with the acti
 Counts include the tasks finished in earlier sessions of the same run folder (a
 resumed run continues its counter and pass rate); the ETA uses this session's pace
 only. In a sweep, every line starts with the job's overrides (``label``).
+
+From the first model reply, the run's line also shows the calls answered and the
+tokens generated per second in this session (issue 49: a first task can take 20 minutes
+on a busy machine, and ``[0/10] ETA --`` for that long reads as a hang). The ETA is then
+the tokens still to generate over that speed: the tokens a task takes are those of this
+session's finished tasks, pulled towards ``expected_tokens_per_task`` (a figure logged by
+an earlier run of the same model and benchmark, see
+:func:`reflexion_bench.runner.reference_logs.expected_tokens_per_task`) while few have
+finished, and that figure alone before any has. Without either, the ETA waits for the
+first finished task and uses the pace of tasks, as before.
 """
 
 from __future__ import annotations
@@ -20,13 +30,22 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import IO, Any
 
 INTERVAL_S = 30.0
 #: Live task lines shown at most (more in flight are counted on one line).
 MAX_ROWS = 12
+#: How many finished tasks the logged tokens-per-task figure counts as: the first tasks
+#: to finish are the quick ones (a pass at trial 1), so their mean alone would promise
+#: too early an end; the figure's weight fades as this session's tasks accumulate.
+PRIOR_WEIGHT = 3.0
+
+
+def _monotonic() -> float:
+    # Looked up at each call: a test may replace the module's ``time``.
+    return time.monotonic()
 
 
 def _clock(seconds: float) -> str:
@@ -36,9 +55,23 @@ def _clock(seconds: float) -> str:
     return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
 
 
+def _calls(state: Any) -> list[Any]:
+    return [c for t in state.trials for c in t.model_calls] + list(state.pending_calls)
+
+
 def _tokens(state: Any) -> int:
-    calls = [c for t in state.trials for c in t.model_calls] + list(state.pending_calls)
-    return sum(int(c.prompt_tokens or 0) + int(c.completion_tokens or 0) for c in calls)
+    return sum(int(c.prompt_tokens or 0) + int(c.completion_tokens or 0) for c in _calls(state))
+
+
+def _generated(state: Any) -> tuple[int, int, int]:
+    """A task's answered calls, their completion tokens, and those generated live.
+
+    A call replayed from the response cache carries its live call's tokens (as the log
+    does) but took no time: it counts as work done, not as speed."""
+    calls = _calls(state)
+    out = sum(int(c.completion_tokens or 0) for c in calls)
+    live = sum(int(c.completion_tokens or 0) for c in calls if not getattr(c, "cached", False))
+    return len(calls), out, live
 
 
 def _cut(text: str, width: int) -> str:
@@ -88,6 +121,9 @@ class Progress:
     interval_s: Seconds between status lines off a terminal.
     stream: Where to write (stderr).
     tty: Force the terminal display on or off (default: ``stream.isatty()``).
+    expected_tokens_per_task: Completion tokens a task is expected to take (from an
+        earlier run's log), for an ETA before the first task finishes; None: unknown.
+    clock: Seconds on a monotonic clock (default ``time.monotonic``; tests pass their own).
     """
 
     def __init__(
@@ -102,6 +138,8 @@ class Progress:
         interval_s: float | None = None,
         stream: IO[str] | None = None,
         tty: bool | None = None,
+        expected_tokens_per_task: float | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.total = total
         self.done = already_done
@@ -118,13 +156,18 @@ class Progress:
         self._since: dict[str, float] = {}
         #: Per task: which call is in flight (role, calls made, trials) and since when.
         self._call: dict[str, tuple[tuple[str, int, int], float]] = {}
-        self._started = time.monotonic()
+        self.expected_tokens_per_task = expected_tokens_per_task
+        #: Calls, completion tokens and live completion tokens of the tasks finished in
+        #: this session (those in flight are read from their states).
+        self._finished_calls = (0, 0, 0)
+        self._now = clock or _monotonic
+        self._started = self._now()
         self._live: Any = None
         self._ticker: asyncio.Task[None] | None = None
 
     # -- lifecycle -----------------------------------------------------------------
     def __enter__(self) -> Progress:
-        self._started = time.monotonic()
+        self._started = self._now()
         if self.enabled:
             from rich.console import Console
             from rich.live import Live
@@ -161,14 +204,14 @@ class Progress:
         # Every second (also off a terminal, where lines come every interval_s): when a
         # model call started is only seen by looking, so its wait is right to a second.
         step = min(1.0, self.interval_s)
-        last = time.monotonic()
+        last = self._now()
         while True:
             await asyncio.sleep(step)
             self._observe()
             if self.enabled:
                 self.refresh()
-            elif time.monotonic() - last >= self.interval_s - 1e-6:
-                last = time.monotonic()
+            elif self._now() - last >= self.interval_s - 1e-6:
+                last = self._now()
                 self.line(self.status())
                 for row in self.task_lines():
                     self.line(f"  {row}")
@@ -186,7 +229,7 @@ class Progress:
         key = (str(role), len(state.pending_calls), len(state.trials))
         seen = self._call.get(task_id)
         if seen is None or seen[0] != key:
-            seen = self._call[task_id] = (key, time.monotonic())
+            seen = self._call[task_id] = (key, self._now())
         return seen[1]
 
     # -- text ------------------------------------------------------------------------
@@ -207,33 +250,82 @@ class Progress:
         ran = max(1, self.done)
         return f"passed {self.passed} ({self.passed / ran:.0%}) errored {self.errored}"
 
+    def model_counts(self) -> tuple[int, int, int]:
+        """This session's answered calls, their completion tokens, those generated live."""
+        calls, out, live = self._finished_calls
+        for state in self.active.values():
+            c, o, g = _generated(state)
+            calls, out, live = calls + c, out + o, live + g
+        return calls, out, live
+
+    def tokens_per_s(self) -> float | None:
+        """Completion tokens generated live per second of this session (None before the
+        first live reply): the whole run's speed, all tasks in flight together."""
+        _, _, live = self.model_counts()
+        elapsed = self._now() - self._started
+        return live / elapsed if live > 0 and elapsed > 0 else None
+
+    def tokens_per_task(self) -> float | None:
+        """Completion tokens a task takes: this session's finished tasks, pulled towards
+        the logged figure (:data:`PRIOR_WEIGHT`) while few have finished."""
+        n = self.done - self.done_before
+        out = self._finished_calls[1]
+        prior = self.expected_tokens_per_task
+        if prior is not None and prior > 0:
+            return (prior * PRIOR_WEIGHT + out) / (PRIOR_WEIGHT + n)
+        return out / n if n > 0 and out > 0 else None
+
     def eta_s(self) -> float | None:
-        """Seconds left at this session's pace (None before its first finished task)."""
+        """Seconds left: the completion tokens still to come over the speed measured so
+        far; without a token figure, this session's pace of tasks (None before it has one).
+        """
+        per_task = self.tokens_per_task()
+        elapsed = self._now() - self._started
+        _, out, _ = self.model_counts()
+        if per_task is not None and out > 0 and elapsed > 0:
+            # Delivered tokens (cached ones too) over time: a replayed call is done work.
+            speed = out / elapsed
+            in_flight = sum(max(0.0, per_task - _generated(s)[1]) for s in self.active.values())
+            waiting = max(0, self.total - self.done - len(self.active))
+            return (waiting * per_task + in_flight) / speed
         now_done = self.done - self.done_before
         if now_done <= 0:
             return None
-        return (time.monotonic() - self._started) / now_done * (self.total - self.done)
+        return elapsed / now_done * (self.total - self.done)
+
+    def model_part(self) -> str:
+        """``N calls, R tok/s`` of this session (``0 calls`` before the first reply)."""
+        calls = self.model_counts()[0]
+        rate = self.tokens_per_s()
+        return f"{calls} calls" if rate is None else f"{calls} calls, {rate:.1f} tok/s"
 
     def _eta(self) -> str:
         eta = self.eta_s()
         return "ETA --" if eta is None else f"ETA {_clock(eta)}"
 
     def timing(self) -> str:
-        return f"elapsed {_clock(time.monotonic() - self._started)}, {self._eta()}"
+        return f"elapsed {_clock(self._now() - self._started)}, {self._eta()}"
 
     def status(self) -> str:
-        return f"[{self.done}/{self.total}] {self.stats()}; {len(self.active)} running; {self.timing()}"
+        return (
+            f"[{self.done}/{self.total}] {self.stats()}; {len(self.active)} running; "
+            f"{self.model_part()}; {self.timing()}"
+        )
 
     def run_line(self, width: int) -> str:
         """The run's line in at most ``width`` columns. What goes first as the width
         shrinks: the bar narrows (then goes), "elapsed", then the words of the pass
-        rate, the ETA, the counts of passed/errored, and the sweep label is cut; the
-        count ``done/total`` always stays."""
+        rate, the model's calls, its speed, the ETA, the counts of passed/errored, and the
+        sweep label is cut; the count ``done/total`` always stays."""
         count = f"{self.done}/{self.total}"
         label = self.label.strip()
+        model = self.model_part()
+        speed = f"{model.split(', ')[1]}," if ", " in model else ""
         texts = [
-            (self.stats(), self.timing()),
-            (self.stats(), self._eta()),
+            (self.stats(), f"{model}; {self.timing()}"),
+            (self.stats(), f"{model}; {self._eta()}"),
+            (self.stats_short(), f"{model}; {self._eta()}"),
+            (self.stats_short(), f"{speed} {self._eta()}".strip()),
             (self.stats_short(), self._eta()),
             (self.stats_short(), ""),
             ("", ""),
@@ -266,7 +358,7 @@ class Progress:
         while one is in flight the line says "waiting for the model" and for how long,
         instead of a token count that looks stuck at its last value."""
         state = self.active[task_id]
-        now = time.monotonic()
+        now = self._now()
         tokens = f"{_tokens(state)} tokens"
         took = _clock(now - self._since[task_id])
         trial = f"trial {state.trial_index}/{state.max_trials}"
@@ -315,7 +407,7 @@ class Progress:
     def task_started(self, state: Any) -> None:
         task_id = str(state.task.id)
         self.active[task_id] = state
-        self._since[task_id] = time.monotonic()
+        self._since[task_id] = self._now()
         self.refresh()
 
     def refresh(self) -> None:
@@ -327,7 +419,11 @@ class Progress:
         self.passed += int(passed)
         self.errored += int(errored)
         if task_id is not None:
-            self.active.pop(task_id, None)
+            state = self.active.pop(task_id, None)
+            if state is not None:
+                c, o, g = _generated(state)
+                calls, out, live = self._finished_calls
+                self._finished_calls = (calls + c, out + o, live + g)
             self._since.pop(task_id, None)
             self._call.pop(task_id, None)
         if self._live is not None:
@@ -339,4 +435,7 @@ class Progress:
                 if task_id
                 else ""
             )
-            self.line(f"[{self.done}/{self.total}]{what} {self.stats()}; {self.timing()}")
+            self.line(
+                f"[{self.done}/{self.total}]{what} {self.stats()}; {self.model_part()}; "
+                f"{self.timing()}"
+            )

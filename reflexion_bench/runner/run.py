@@ -80,6 +80,9 @@ class RunContext:
     #: Called with a finished task's id and its records as written (a tracker's
     #: ``log_task``); it must not raise.
     on_task_done: Callable[[str, list[dict[str, Any]]], None] | None = None
+    #: Completion tokens a task is expected to take (an earlier run's log), so that the
+    #: progress has an ETA before the first task finishes (None: no such figure).
+    expected_tokens_per_task: float | None = None
 
 
 def trial_to_record(
@@ -138,6 +141,7 @@ async def execute(ctx: RunContext, resume: bool = True) -> dict[str, int]:
         passed_before=passed_before,
         errored_before=errored_before,
         label=ctx.progress_label,
+        expected_tokens_per_task=ctx.expected_tokens_per_task,
     )
     sem = asyncio.Semaphore(max(1, ctx.max_concurrent_tasks))
     counts = {
@@ -447,6 +451,22 @@ def _absolute_data_dir(cfg: DictConfig) -> None:
             paths.data_dir = project_path(value)
 
 
+def _expected_tokens_per_task(cfg: DictConfig, ctx: RunContext) -> float | None:
+    """Tokens per task logged by the project's committed runs of this model, benchmark
+    and strategy (``results/`` of the checkout), for the progress's first ETA."""
+    from reflexion_bench.runner.reference_logs import REFERENCE_DIR, expected_tokens_per_task
+
+    if not cfg.get("progress", True):
+        return None
+    found = expected_tokens_per_task(
+        REFERENCE_DIR, ctx.benchmark, ctx.services.model.name, ctx.roles.strategy.name
+    )
+    if found is None:
+        return None
+    log.info("ETA before the first task: %.0f tokens per task, from %s", *found)
+    return found[0]
+
+
 async def run_experiment(
     cfg: DictConfig, run_dir: Path, label: str = "", tracker: Tracker | None = None
 ) -> dict[str, Any]:
@@ -499,6 +519,7 @@ async def run_experiment(
         k: v for k, v in {"seed": cfg.get("seed"), "name": cfg.get("name")}.items() if v is not None
     }
     ctx.progress_label = label
+    ctx.expected_tokens_per_task = _expected_tokens_per_task(cfg, ctx)
     if tracker is not None:
         ctx.on_task_done = functools.partial(tracker.log_task, run_dir)
     show = bool(cfg.get("progress", True))

@@ -3,7 +3,10 @@
 One record per finished trial. A task re-run after an interruption gets a new
 ``attempt_id``; readers keep, per task, only the records of the newest attempt that
 reached a ``final`` record, so a resumed run never counts a trial twice even though
-the file is never rewritten.
+the file is never rewritten. The earlier attempts stay in the file, superseded:
+:func:`finished_attempts` is the one reader that yields each task's finished attempt
+only (``load_run_records`` is its records, flattened); :func:`iter_records` yields every
+line, superseded ones included.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -109,11 +113,46 @@ def _complete(trials: list[dict[str, Any]]) -> bool:
     return indices == set(range(1, max(indices) + 1))
 
 
-def effective_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per task, the trial records of the newest attempt that finished, in trial order.
+@dataclass(frozen=True)
+class FinishedAttempt:
+    """One task's finished attempt: the one every report counts."""
 
-    Tasks with no finished attempt are left out: they are still to be done.
+    task_id: str
+    attempt_id: str
+    #: Its trial records, in trial order (one per trial index).
+    trials: list[dict[str, Any]]
+    #: Other attempts of the task in the same log (abandoned by an interruption or a
+    #: crash, or an earlier finished one that ``retry_errored`` redid): left out.
+    superseded: int
+
+
+def finished_attempts(source: Path | Iterable[dict[str, Any]]) -> Iterator[FinishedAttempt]:
+    """Each task's finished attempt, once per task, in the order the attempts began.
+
+    A resumed run's log holds, beside a task's finished attempt, the trials of the
+    attempts that were cut short (a task caught mid-way is redone from its first trial
+    under a new ``attempt_id``) and, after ``retry_errored=true``, the errored attempt
+    it redid. This yields the newest attempt of each task that reached its ``final``
+    trial with no trial missing, and nothing of the others; a task with no finished
+    attempt is left out (a resume still has it to do).
+
+    Args:
+        source: A run folder (every shard of a sharded one), a ``log.jsonl`` path, or
+            records already read (``iter_records``).
     """
+    if isinstance(source, Path):
+        paths = run_log_files(source)
+        if not paths or not all(p.exists() for p in paths):
+            path = paths[0] if paths else source / LOG_NAME
+            raise FileNotFoundError(f"no run log at {path} (is `{source}` a run folder?)")
+        # Per log: attempts are the newest of one folder; shards hold disjoint tasks.
+        for p in paths:
+            yield from _finished(iter_records(p))
+        return
+    yield from _finished(source)
+
+
+def _finished(records: Iterable[dict[str, Any]]) -> Iterator[FinishedAttempt]:
     by_attempt: dict[tuple[str, str], list[dict[str, Any]]] = {}
     order: list[tuple[str, str]] = []
     for rec in records:
@@ -125,10 +164,11 @@ def effective_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
             order.append(key)
         by_attempt[key].append(rec)
     chosen: dict[str, tuple[str, str]] = {}
+    attempts: dict[str, int] = {}
     for key in order:
+        attempts[key[0]] = attempts.get(key[0], 0) + 1
         if _complete(by_attempt[key]):
             chosen[key[0]] = key  # later finished attempts replace earlier ones
-    out: list[dict[str, Any]] = []
     position = {key: i for i, key in enumerate(order)}
     for task_id in sorted(chosen, key=lambda t: position[chosen[t]]):
         trials = sorted(by_attempt[chosen[task_id]], key=lambda r: int(r["trial"]))
@@ -136,8 +176,21 @@ def effective_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]
         seen: dict[int, dict[str, Any]] = {}
         for r in trials:
             seen[int(r["trial"])] = r
-        out.extend(seen[k] for k in sorted(seen))
-    return out
+        yield FinishedAttempt(
+            task_id=task_id,
+            attempt_id=chosen[task_id][1],
+            trials=[seen[k] for k in sorted(seen)],
+            superseded=attempts[task_id] - 1,
+        )
+
+
+def effective_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per task, the trial records of the newest attempt that finished, in trial order
+    (:func:`finished_attempts`' records, flattened).
+
+    Tasks with no finished attempt are left out: they are still to be done.
+    """
+    return [r for a in _finished(records) for r in a.trials]
 
 
 def run_log_files(run_dir: Path) -> list[Path]:
@@ -158,13 +211,9 @@ def iter_run_records(run_dir: Path) -> Iterator[dict[str, Any]]:
 
 def load_run_records(run_dir: Path) -> list[dict[str, Any]]:
     """The effective trial records of a run folder (or a log file path; or the folder of
-    a sharded experiment: its shards' records together)."""
-    paths = run_log_files(run_dir)
-    if not paths or not all(p.exists() for p in paths):
-        path = paths[0] if paths else run_dir / LOG_NAME
-        raise FileNotFoundError(f"no run log at {path} (is `{run_dir}` a run folder?)")
-    # Per log: attempts are the newest of one folder; shards hold disjoint tasks.
-    return [r for p in paths for r in effective_records(iter_records(p))]
+    a sharded experiment: its shards' records together): the trials of each task's
+    finished attempt only (:func:`finished_attempts`), superseded attempts left out."""
+    return [r for a in finished_attempts(run_dir) for r in a.trials]
 
 
 def finished_task_ids(path: Path, retry_errored: bool = False) -> set[str]:

@@ -5,6 +5,7 @@ clean."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +33,7 @@ def execute(
     env: dict[str, str],
     monkeypatch: pytest.MonkeyPatch,
     nb: nbformat.NotebookNode | None = None,
+    cwd: Path = ROOT,
 ) -> nbformat.NotebookNode:
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -43,7 +45,7 @@ def execute(
         nb,
         timeout=300,
         kernel_name="python3",
-        resources={"metadata": {"path": str(ROOT)}},
+        resources={"metadata": {"path": str(cwd)}},
     ).execute()
     return nb
 
@@ -91,6 +93,37 @@ def test_runs_overview_notebook(sweep: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert finals["reflexion"] == pytest.approx(4 / 6)
     assert finals["simple"] == pytest.approx(2 / 6)
     assert set(finals) == {"reflexion", "retry", "wrong_reflection", "irrelevant_text", "simple"}
+
+
+def test_a_relative_folder_is_the_projects_not_the_kernels(
+    sweep: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Jupyter starts the kernel in notebooks/: a folder given relative to the project
+    # (as every command in the docs is) must still be found there.
+    relative = os.path.relpath(sweep, ROOT)
+    assert not (NOTEBOOKS / relative).exists()  # read from notebooks/, it names nothing
+    nb = execute(
+        "runs_overview.ipynb",
+        {"REFLEXION_BENCH_RUNS": relative, "REFLEXION_BENCH_RESAMPLES": "50"},
+        monkeypatch,
+        cwd=NOTEBOOKS,
+    )
+    line = next(s for s in "".join(streams(nb)).splitlines() if s.startswith("SUMMARY "))
+    assert json.loads(line.removeprefix("SUMMARY "))["simple"] == pytest.approx(2 / 6)
+
+
+def test_project_file_is_relative_to_the_project_or_its_root_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reflexion_bench.project import project_file, project_root
+
+    monkeypatch.delenv("REFLEXION_BENCH_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)  # the working directory plays no part
+    assert project_root() == ROOT
+    assert project_file("results/runs") == ROOT / "results" / "runs"
+    assert project_file(tmp_path / "x") == tmp_path / "x"
+    monkeypatch.setenv("REFLEXION_BENCH_ROOT", str(tmp_path))  # where runs put results/
+    assert project_file("results/runs") == tmp_path / "results" / "runs"
 
 
 def test_memory_controls_notebook(sweep: Path, monkeypatch: pytest.MonkeyPatch) -> None:

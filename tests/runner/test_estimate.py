@@ -15,7 +15,16 @@ import pytest
 import yaml
 
 from reflexion_bench.config import CONFIG_DIR
-from reflexion_bench.runner.estimate import PaperFigures, _programming
+from reflexion_bench.runner.estimate import (
+    DryRun,
+    Estimate,
+    PaperFigures,
+    _completion_tokens,
+    _programming,
+    compose_config,
+    local_speed,
+)
+from reflexion_bench.runner.reference_logs import LoggedFigures
 from reflexion_bench.testing.fake_llm_server import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,8 +94,11 @@ def test_without_the_paper_logs_the_dry_run_counts_and_says_so(tmp_path: Path) -
     assert out.returncode == 0, out.stderr[-3000:]
     assert "the paper's logs are not here" in out.stdout
     got = figures(out.stdout)
-    # Every task to K: the expectation is the upper bound.
-    assert got["expected"] == got["at most"]
+    # Every task to K: the expected calls and prompts are the upper bound's; the replies
+    # are at their logged mean length there, at their max_tokens in the bound.
+    for key in ("calls", "prompt"):
+        assert got["expected"][key] == got["at most"][key]
+    assert got["expected"]["completion"] < got["at most"]["completion"]
     assert list(work.iterdir()) == []
 
 
@@ -135,3 +147,81 @@ def test_trials_from_a_programming_log(tmp_path: Path) -> None:
     mean_solution = sum(len(r["solution"]) for r in rows) / len(rows)
     assert found.completion["actor"] == pytest.approx(mean_solution / 4)
     assert _programming(tmp_path, "mbpp", "reflexion") is None
+
+
+def test_self_tests_are_expected_at_a_logged_length_and_bounded_at_their_cap(
+    tmp_path: Path,
+) -> None:
+    # Issue 49: the paper's logs hold no self-tests; counting them at their cap made the
+    # "expected" dollars half cap. A logged mean is used, and the cap only in the bound.
+    out = estimate(tmp_path, "experiment=table1_humaneval_py", "model=gpt4")
+    assert out.returncode == 0, out.stderr[-3000:]
+    expected = re.search(r"completion tokens per call, expected: (.*)", out.stdout)
+    assert expected, out.stdout
+    assert re.search(r"self_test [\d,]+ \(logged mean of [\d,]+ calls of ", expected[1])
+    assert "reflector 77 (the paper's logs, chars/4)" in expected[1]
+    assert "max_tokens" not in expected[1]
+    assert "at most (max_tokens): actor 512, reflector 256, self_test 512" in out.stdout
+    assert "upper bound" in out.stdout and "replies at their logged mean" in out.stdout
+    got = figures(out.stdout)
+    assert got["expected"]["usd"] < 0.8 * got["at most"]["usd"]
+    price = PRICES["prices"]["gpt-4"]
+    # The upper bound's completion tokens are the calls at their caps (per role, K trials).
+    assert got["at most"]["completion"] == pytest.approx(164 * (512 + 512 + 4 * (512 + 256)), abs=2)
+    assert got["at most"]["usd"] == pytest.approx(
+        (got["at most"]["prompt"] * price["input"] + got["at most"]["completion"] * price["output"])
+        / 1e6,
+        abs=0.01,
+    )
+
+
+def test_reply_lengths_prefer_this_models_log_then_the_papers_then_another_models() -> None:
+    caps = {"actor": 512.0, "self_test": 512.0, "reflector": 256.0, "critic": 64.0}
+    paper = PaperFigures("p", [1.0], {"actor": 50.0, "reflector": 70.0})
+    own = LoggedFigures(["o"], ["m"], 3, {"actor": (300.0, 9)})
+    others = LoggedFigures(["x"], ["n"], 3, {"actor": (1.0, 1), "self_test": (200.0, 4)})
+    got = _completion_tokens(caps, paper, own, others)
+    assert got["actor"] == (300.0, "logged mean of 9 calls of this model")
+    assert got["reflector"] == (70.0, "the paper's logs, chars/4")
+    assert got["self_test"] == (200.0, "logged mean of 4 calls of n")
+    assert got["critic"] == (64.0, "no log has it: its max_tokens")
+
+
+def test_a_local_models_time_is_its_tokens_over_the_committed_speed(tmp_path: Path) -> None:
+    cfg = compose_config(
+        ["experiment=quickstart", "model.n_threads=2", "model.n_parallel=6"], tmp_path
+    )
+    speed = json.loads((ROOT / "results/bench/tokens_per_s.json").read_text(encoding="utf-8"))
+    rates = speed["results"]["tokens_per_s"]["models"]["embedded"]
+    busy = local_speed(cfg, in_flight=6)
+    one = local_speed(cfg, in_flight=1)
+    assert busy is not None and one is not None
+    assert busy[0] == rates["defaults_every_slot_busy"]["tokens_per_s"]
+    assert one[0] == rates["defaults_one_request"]["tokens_per_s"]
+    assert "results/bench/tokens_per_s.json" in busy[1]
+    assert "this machine" in busy[1]  # measured here, or named as not measured here
+    old = compose_config(
+        ["experiment=quickstart", "model.n_threads=1", "model.n_parallel=1"], tmp_path
+    )
+    old_speed = local_speed(old, in_flight=1)
+    assert old_speed is not None and old_speed[0] == rates["old"]["tokens_per_s"]
+    assert local_speed(compose_config(["model=gpt4"], tmp_path), in_flight=8) is None
+    dry = DryRun(1, 1.0, {"actor": 1.0}, {"actor": 100.0}, {}, {})
+    e = Estimate(
+        "x",
+        "m",
+        10,
+        1,
+        6,
+        None,
+        None,
+        dry,
+        None,
+        {"actor": (360.0, "logged")},
+        1.0,
+        caps={"actor": 720.0},
+        speed=busy,
+    )
+    # 10 tasks x 360 tokens at the measured speed, not divided by the 6 tasks in flight.
+    assert e.totals(1.0)["hours"] == pytest.approx(3600 / busy[0] / 3600)
+    assert e.totals(1.0, bound=True)["hours"] == pytest.approx(7200 / busy[0] / 3600)
