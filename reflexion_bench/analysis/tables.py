@@ -1476,6 +1476,8 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
         # Set by `reflexion-bench report` from each run's provenance.json.
         for warning in report.get("provenance_warnings") or []:
             lines.append(f"**warning: {warning}**")
+        for note in report.get("provenance_notes") or []:
+            lines.append(f"note: {note}")
         for warning in report.get("shard_warnings") or []:
             lines.append(f"**warning: {warning}; not a complete run**")
         if any(
