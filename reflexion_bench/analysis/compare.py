@@ -304,6 +304,15 @@ def _sides_rows(result: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+#: The sides' numbers are the run's own (the study's headline); the paired ones are on
+#: the common tasks only: two quantities, two names (docs/reports.md, "Metrics").
+METRICS_NOTE = (
+    "Metrics: final (pass@1) is each run's own, over all its tasks (an errored task "
+    "failed; the mean over seeds with several), as `report` prints it; final on common "
+    "tasks is over the tasks paired here, so it differs when the two runs' tasks do; "
+    "fixes/breaks are between trials. Definitions: docs/reports.md#metrics"
+)
+
 SIDE_HEADERS = [
     "run",
     "path",
@@ -312,8 +321,8 @@ SIDE_HEADERS = [
     "strategy",
     "seeds",
     "tasks",
-    "first-try %",
-    "pass@1 %",
+    "first try %",
+    "final (pass@1) %",
     "fixes/breaks",
     "answer key",
 ]
@@ -328,7 +337,7 @@ def _result_rows(result: dict[str, Any]) -> list[list[str]]:
     rows = [
         ["common tasks", str(result["n_common"])],
         [
-            "pass@1 A / B (common) %",
+            "final on common tasks A / B %",
             f"{_pct(result.get('final_a'))} / {_pct(result.get('final_b'))}",
         ],
         ["difference A - B, points [95% CI]", _interval(result.get("diff"))],
@@ -423,6 +432,7 @@ def render(result: dict[str, Any], fmt: str = "md") -> str:
                 "known verdict on one side."
             )
         parts += [f"Note: {n}" for n in result["notes"]]
+        parts.append(METRICS_NOTE)
         return "\n\n".join(parts) + "\n"
     if fmt == "latex":
         import pandas as pd
@@ -438,5 +448,6 @@ def render(result: dict[str, Any], fmt: str = "md") -> str:
             ),
         ]
         parts += [f"% Note: {n}" for n in result["notes"]]
+        parts.append(f"% {METRICS_NOTE}")
         return "\n\n".join(parts) + "\n"
     raise ValueError(f"unknown format {fmt!r} (allowed: md, json, latex)")

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from reflexion_bench.analysis.metrics import hidden_verdict
+from reflexion_bench.analysis.metrics import fixes_breaks, hidden_verdict
 
 
 def _self_verdict(rec: dict[str, Any]) -> bool | None:
@@ -66,7 +66,8 @@ def rewrites(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     Keys: ``fn`` (trials whose correct program failed its self-tests), ``fn_to_wrong`` /
     ``fn_to_right`` (the next trial's program fails / passes the hidden tests),
     ``fn_submitted`` (an FN at the task's last trial: the correct program was submitted
-    anyway), ``fixes`` / ``breaks`` (consecutive trials wrong->right / right->wrong),
+    anyway), ``fixes`` / ``breaks`` (between trials, as the ``main`` table counts them:
+    :func:`~reflexion_bench.analysis.metrics.fixes_breaks`),
     ``breaks_other`` (breaks not preceded by a self-test failure), ``tasks_ever_right``
     (a trial passed the hidden tests), ``tasks_lost`` (of those, the submitted program
     fails), ``tests_per_task`` (mean self-tests kept per task at its first trial).
@@ -89,12 +90,11 @@ def rewrites(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     tasks = _by_task(records)
     for recs in tasks.values():
         verdicts = [hidden_verdict(r) for r in recs]
+        task_fixes, task_breaks = fixes_breaks(verdicts)  # the report's own count
+        out["fixes"] += task_fixes
+        out["breaks"] += task_breaks
         for (a, va), (_, vb) in itertools.pairwise(zip(recs, verdicts, strict=True)):
-            if va is None or vb is None:
-                continue
-            out["fixes"] += int(not va and vb)
-            if va and not vb:
-                out["breaks"] += 1
+            if va is True and vb is False:
                 out["breaks_other"] += int(_self_verdict(a) is not False)
         for i, (r, v) in enumerate(zip(recs, verdicts, strict=True)):
             if not (v and _self_verdict(r) is False):

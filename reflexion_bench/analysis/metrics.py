@@ -14,9 +14,13 @@ Definitions (K = the largest trial index in the run):
 - solved_by_trial[k]: share of tasks with any hidden pass among trials <= k (the
   paper's cumulative curves for ALFWorld/HotpotQA, where the in-loop signal is the
   ground truth, so the two coincide).
-- fixes/breaks: consecutive trial pairs whose hidden verdict went wrong->right /
-  right->wrong; first_to_final: tasks whose trial-1 verdict was wrong and submitted
-  one right (fixed) or the reverse (broken).
+- fixes/breaks (between trials): consecutive trial pairs of one task whose hidden
+  verdict went wrong->right / right->wrong (:func:`fixes_breaks`; a task may count
+  several); first_to_final (fixed/broken from trial 1): tasks whose trial-1 verdict
+  was wrong and submitted one right (fixed) or the reverse (broken)
+  (:func:`first_to_final`). Two quantities, two names: the glossary of
+  docs/reports.md ("Metrics") defines every name the tables, figures, ``compare`` and
+  the viewer use.
 - self-test confusion over every trial that ran self-tests: TP (self pass, hidden
   pass), FP (self pass, hidden fail), FN (self fail, hidden pass), TN; the rates in
   the paper's Table 2 normalisation are per self-test verdict (TP+FP = 1, FN+TN = 1).
@@ -230,6 +234,30 @@ def _curve_counts(
     return success_counts, solved_counts
 
 
+def fixes_breaks(verdicts: Sequence[bool | None]) -> tuple[int, int]:
+    """Fixes and breaks between trials of one task (its hidden verdicts in trial
+    order): consecutive pairs that went wrong->right / right->wrong; a pair with an
+    unknown verdict is neither. The one definition the report, its ``rewrites`` table
+    and the viewer count with."""
+    fixes = breaks = 0
+    for a, b in itertools.pairwise(verdicts):
+        if a is None or b is None:
+            continue
+        fixes += int((not a) and b)
+        breaks += int(a and not b)
+    return fixes, breaks
+
+
+def first_to_final(first: bool | None, final: bool | None) -> str | None:
+    """``fixed`` (wrong at trial 1, right when submitted), ``broken`` (the reverse),
+    ``same`` or None when either verdict is unknown: "fixed/broken from trial 1"."""
+    if first is None or final is None:
+        return None
+    if first == final:
+        return "same"
+    return "fixed" if final else "broken"
+
+
 def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """All run-level metrics as a JSON-friendly dict (see the module docstring)."""
     df = trials_frame(records)
@@ -247,17 +275,13 @@ def summarize(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     fixed_from_first = broken_from_first = 0
     unknown_first_final = 0
     for tid, vs in verdicts.items():
-        for a, b in itertools.pairwise(vs):
-            if a is None or b is None:
-                continue
-            fixes += int((not a) and b)
-            breaks += int(a and not b)
-        first = vs[0] if trials[tid][0] == 1 else None
-        if first is None or vs[-1] is None:
-            unknown_first_final += 1
-            continue
-        fixed_from_first += int((not first) and vs[-1])
-        broken_from_first += int(first and not vs[-1])
+        task_fixes, task_breaks = fixes_breaks(vs)
+        fixes += task_fixes
+        breaks += task_breaks
+        change = first_to_final(vs[0] if trials[tid][0] == 1 else None, vs[-1])
+        unknown_first_final += int(change is None)
+        fixed_from_first += int(change == "fixed")
+        broken_from_first += int(change == "broken")
 
     known = df[df["hidden_known"]]
     st = known[known["self_passed"].notna()]

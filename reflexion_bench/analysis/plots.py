@@ -435,7 +435,8 @@ def plot_success_vs_budget(
 
 
 def plot_fix_break(groups: Sequence[dict[str, Any]], stem: Path, *, title: str = "") -> list[Path]:
-    """Per strategy: tasks fixed (wrong at trial 1, right when submitted) and broken."""
+    """Per strategy: tasks fixed from trial 1 (wrong at trial 1, right when submitted)
+    and broken from trial 1, named as the tables name them (docs/reports.md, Metrics)."""
     labels = [g["label"] for g in groups]
     fixed = [(g.get("first_to_final") or {}).get("fixed") or 0 for g in groups]
     broken = [(g.get("first_to_final") or {}).get("broken") or 0 for g in groups]
@@ -444,7 +445,14 @@ def plot_fix_break(groups: Sequence[dict[str, Any]], stem: Path, *, title: str =
     ax = fig.axes[0]
     xs = list(range(len(groups)))
     w = 0.38
-    b1 = ax.bar([x - w / 2 for x in xs], fixed, w, color="0.25", edgecolor="black", label="fixed")
+    b1 = ax.bar(
+        [x - w / 2 for x in xs],
+        fixed,
+        w,
+        color="0.25",
+        edgecolor="black",
+        label="fixed from trial 1",
+    )
     b2 = ax.bar(
         [x + w / 2 for x in xs],
         broken,
@@ -452,7 +460,7 @@ def plot_fix_break(groups: Sequence[dict[str, Any]], stem: Path, *, title: str =
         color="white",
         edgecolor="black",
         hatch="//",
-        label="broken",
+        label="broken from trial 1",
     )
     for bars in (b1, b2):
         for bar in bars:

@@ -1016,6 +1016,9 @@ _SHARE_COLS = {
     "first_try_mean",
     "first_try_sd",
 }
+#: Where every metric name of the tables, figures, ``compare`` and the viewer is defined.
+GLOSSARY = "metric names: docs/reports.md#metrics"
+
 _HEADERS = {
     "first_try_plus": "first try (plus)",
     "final_plus": "final (plus)",
@@ -1030,6 +1033,9 @@ _HEADERS = {
     "breaks": "breaks",
     "fixed_from_first": "fixed from trial 1",
     "broken_from_first": "broken from trial 1",
+    # The controls table's keys for the same task counts (kept: CSV columns).
+    "fixed": "fixed from trial 1",
+    "broken": "broken from trial 1",
     "trials_per_task": "trials/task",
     "tokens_per_task": "tokens/task (as run live)",
     "paid_tokens_per_task": "tokens/task paid now",
@@ -1374,8 +1380,19 @@ def _note(name: str, report: dict[str, Any]) -> str:
         return (
             " (final: pass@1 over all tasks, an errored task counted as failed; final of "
             "finished: pass@1 over the tasks that did not error; errored: tasks without a "
-            "verdict, redone by a resume with retry_errored=true)"
+            "verdict, redone by a resume with retry_errored=true; fixes/breaks: trial pairs "
+            "between trials, wrong->right / right->wrong; fixed/broken from trial 1: tasks "
+            f"wrong at trial 1 and right when submitted / the reverse; {GLOSSARY})"
         )
+    if name == "controls":
+        # The controls count tasks, not trial pairs: say so where "fixed" could be read
+        # as the main table's "fixes".
+        return (
+            " (fixed/broken from trial 1: tasks wrong at trial 1 and right when submitted /"
+            f" the reverse; net: fixed minus broken; {GLOSSARY})"
+        )
+    if name == "rewrites":
+        return f" (fixes/breaks: between trials, as in the main table; {GLOSSARY})"
     if name == "self_tests":
         return (
             " (in-loop verdict of each row's evaluator vs hidden verdict; TP/FN/FP/TN: rates"
@@ -1498,6 +1515,8 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
         # Set by `reflexion-bench report` from each run's provenance.json.
         for warning in report.get("provenance_warnings") or []:
             lines.append(f"**warning: {warning}**")
+        for note in report.get("provenance_notes") or []:
+            lines.append(f"note: {note}")
         for warning in report.get("shard_warnings") or []:
             lines.append(f"**warning: {warning}; not a complete run**")
         if any(

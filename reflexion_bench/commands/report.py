@@ -173,13 +173,16 @@ def main(argv: list[str]) -> int:
 
     # Runs compared in one table must come from the same code, libraries, data, model,
     # sandbox and kind of machine, or the table says so (provenance.json of each run).
-    from reflexion_bench.runner.provenance import compare_provenance
+    from reflexion_bench.runner.provenance import check_provenance
     from reflexion_bench.runner.shards import expand_shards, shard_warnings
 
     # The shards of one experiment ran apart: each has its own provenance.
-    provenance_warnings = compare_provenance(expand_shards(run_dirs))
+    provenance = check_provenance(expand_shards(run_dirs))
+    provenance_warnings = provenance.warnings
     for warning in provenance_warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    for note in provenance.notes + provenance.console:
+        print(f"note: {note}", file=sys.stderr)
     # An experiment with a shard missing, unfinished or overlapping is not complete.
     incomplete = shard_warnings(run_dirs)
     for warning in incomplete:
@@ -217,6 +220,8 @@ def main(argv: list[str]) -> int:
         equivalence_margin=args.equivalence_margin / 100,
     )
     report["provenance_warnings"] = provenance_warnings
+    if provenance.notes:  # absent otherwise: reports of runs without a code digest are as before
+        report["provenance_notes"] = provenance.notes
     if incomplete:  # absent otherwise: reports of unsharded runs are as before
         report["shard_warnings"] = incomplete
     for warning in report.get("seed_warnings") or []:

@@ -19,6 +19,13 @@ format Inspect reads is read. The mapping:
   key (``answer_key_uses``: ``solver.scorer_verdict``), so such a run is labelled
   **answer-in-loop** with its count; a transcript without in-loop scoring is **clean**;
   a sample without events (a log written without them) is unrecorded (``unknown``);
+- **candidate**: each trial's submitted answer, the ``submit`` tool's ``answer`` argument
+  (react, basic_agent), the last trial's included; without a submit call the reply
+  itself (the sample's output for the last trial). The assistant's text beside it is
+  ``extra.inspect.assistant_text`` (react's reads "tool call for tool submit"), the
+  sample's output the final scorer read is ``extra.inspect.output_completion`` (last
+  trial), and ``extra.inspect.candidate_from`` says which of ``submit``/``reply`` the
+  candidate is;
 - **verdict**: the chosen scorer's value (``--scorer``; default the log's first) through
   :mod:`reflexion_bench.interop._verdicts` (``C`` pass; ``I``/``P``/``N`` fail; numbers
   pass at >= 1.0; configurable per scorer). Every scorer's raw value is kept in
@@ -206,12 +213,18 @@ def _model_events(evs: Iterable[Any]) -> list[Any]:
 
 
 def _submitted(evs: Sequence[Any]) -> str | None:
-    """The answer a trial submitted: the submit tool's argument, else the last reply."""
+    """The answer a trial submitted through the ``submit`` tool (its ``answer``
+    argument; the last call when there are several), or None without such a call."""
     for ev in reversed(evs):
         if getattr(ev, "event", None) == "tool" and getattr(ev, "function", "") == "submit":
             args = getattr(ev, "arguments", None) or {}
             if "answer" in args:
                 return str(args["answer"])
+    return None
+
+
+def _last_reply(evs: Sequence[Any]) -> str | None:
+    """The assistant's text of a trial's last model call (Inspect's ``completion``)."""
     models = _model_events(evs)
     if models:
         return str(getattr(models[-1].output, "completion", "") or "")
@@ -311,11 +324,24 @@ def sample_records(
                     "explanation": getattr(trial_score, "explanation", None),
                 },
             }
-        # The last trial's candidate is what the final scorer judged (the sample's output);
-        # an earlier one is what it submitted (the submit tool's argument: a scorer's
-        # ``answer`` may be normalised, e.g. includes() lower-cases it).
+        # Every trial's candidate is the same kind of text, so the viewer's diffs between
+        # trials compare answers: what the trial submitted (the submit tool's argument:
+        # react, basic_agent). The assistant's own text is kept beside it: react's
+        # last reply reads "tool call for tool submit", and the sample's output that
+        # the final scorer read is that text with the answer appended. Without a submit
+        # call the answer is the reply itself: the sample's output for the last trial
+        # (what the final scorer judged), the trial's last reply before it.
         output = getattr(sample, "output", None)
-        candidate = (output.completion if last and output is not None else None) or _submitted(evs)
+        completion = output.completion if last and output is not None else None
+        reply = _last_reply(evs)
+        submitted = _submitted(evs)
+        candidate = submitted if submitted is not None else (completion or reply)
+        inspect_extra: dict[str, Any] = {
+            "candidate_from": "submit" if submitted is not None else "reply",
+            "assistant_text": reply,
+        }
+        if completion is not None:
+            inspect_extra["output_completion"] = completion
         calls = [_call(e) for e in models]
         if any(not c["usage_recorded"] for c in calls):
             missing.append("model_calls.usage")
@@ -361,6 +387,7 @@ def sample_records(
                     "epoch": sample.epoch,
                     "target": _dump(sample.target),
                     "limit": _dump(getattr(sample, "limit", None)),
+                    **inspect_extra,
                 }
             },
         )

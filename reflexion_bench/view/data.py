@@ -23,12 +23,11 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from reflexion_bench.analysis.answer_key import label_text
-from reflexion_bench.analysis.metrics import hidden_verdict
+from reflexion_bench.analysis.metrics import first_to_final, fixes_breaks, hidden_verdict
 from reflexion_bench.runner.runlog import (
     effective_records,
     iter_run_records,
@@ -70,8 +69,9 @@ def task_row(
 ) -> dict[str, Any]:
     """One line of the run page's task table: verdicts per trial and the filter flags.
 
-    ``fixed``/``broken`` follow the report's first-to-final definition (trial-1
-    verdict vs the submitted one); ``self_fp`` marks a trial whose self-tests passed a
+    ``fixed``/``broken`` are the report's "fixed/broken from trial 1" (trial-1
+    verdict vs the submitted one), ``n_fixes``/``n_breaks`` its "fixes/breaks between
+    trials" (:mod:`reflexion_bench.analysis.metrics`); ``self_fp`` marks a trial whose self-tests passed a
     candidate the hidden tests failed (the report's self-test false positive).
     """
     verdicts = [hidden_verdict(r) for r in trials]
@@ -80,6 +80,7 @@ def task_row(
     final = verdicts[-1] if trials else None
     last = trials[-1] if trials else {}
     errored = bool(last.get("error")) and not in_progress
+    n_fixes, n_breaks = fixes_breaks(verdicts)
     return {
         "id": task_id,
         "trials": [int(r["trial"]) for r in trials],
@@ -87,16 +88,15 @@ def task_row(
         "self": selfs,
         "final": None if in_progress else final,
         "errored": errored,
-        "fixed": not in_progress and first is False and final is True,
-        "broken": not in_progress and first is True and final is False,
+        "fixed": not in_progress and first_to_final(first, final) == "fixed",
+        "broken": not in_progress and first_to_final(first, final) == "broken",
         "self_fp": any(s is True and v is False for s, v in zip(selfs, verdicts, strict=True)),
         "reflections": sum(1 for r in trials if r.get("reflection")),
         "in_progress": in_progress,
-        # For sorting the task table: fail-to-pass (and pass-to-fail) steps between
-        # trials, tokens of
-        # every model call (None when no trial logged its calls).
-        "n_fixes": sum(1 for a, b in pairwise(verdicts) if a is False and b is True),
-        "n_breaks": sum(1 for a, b in pairwise(verdicts) if a is True and b is False),
+        # For sorting the task table: fixes and breaks between trials (the report's
+        # count), tokens of every model call (None when no trial logged its calls).
+        "n_fixes": n_fixes,
+        "n_breaks": n_breaks,
         "tokens": _tokens(trials),
     }
 

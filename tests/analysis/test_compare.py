@@ -162,3 +162,26 @@ def test_the_papers_own_logs_compare(shared_data: Path, tmp_path: Path, capsys) 
         r["mcnemar"]
         == mcnemar_exact([bool(fa[t]) for t in fa], [bool(fb[t]) for t in fa]).to_dict()
     )
+
+
+def test_compare_names_the_runs_final_and_the_common_tasks_final_apart(tmp_path: Path) -> None:
+    # A has 4 tasks (2 pass: final 50%); B only 2 of them, both failing. On the 2 common
+    # tasks A passes both (100%): two quantities, and the output names them apart.
+    a = _run(tmp_path / "a", {"t0": [True], "t1": [True], "t2": [False], "t3": [False]})
+    b = _run(tmp_path / "b", {"t0": [False], "t1": [False]})
+    r = compare_paths(a, b, n_resamples=200)
+    from reflexion_bench.analysis.report import load_summary
+
+    headline = load_summary(a)["final"]
+    assert r["a"]["final"] == headline == 0.5  # the run's own final, as `report` prints it
+    assert r["final_a"] == 1.0  # over the common tasks only
+    md = render(r, "md")
+    header = md.splitlines()[2]
+    assert "| final (pass@1) % |" in header and "pass@1 %" not in header.replace("(pass@1) %", "")
+    assert "| final on common tasks A / B % | 100.0 / 0.0 |" in md
+    assert "docs/reports.md#metrics" in md and "docs/reports.md#metrics" in render(r, "latex")
+    # Every name compare prints is defined in the glossary it points to.
+    glossary = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text()
+    section = glossary.split("## Metrics", 1)[1].split("\n## ", 1)[0]
+    for name in ("first try", "final", "final on common tasks", "fixes / breaks"):
+        assert f"**{name}**" in section, name

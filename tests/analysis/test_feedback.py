@@ -158,3 +158,45 @@ def test_report_rebuilds_the_study_tables_from_a_real_loop_run(tmp_path: Path) -
     assert el["solved"] == "2" and float(el["elapsed_min"]) >= 0
     md = (out / "report.md").read_text()
     assert "Correct programs the self-tests rejected" in md and "FN -> wrong next" in md
+
+
+def test_fixes_between_trials_and_tasks_fixed_from_trial_1_have_one_definition_each() -> None:
+    """The report's main table, its rewrites table and the viewer count fixes and breaks
+    with one function, and tasks fixed from trial 1 with another: wrong, right, wrong,
+    right is 2 fixes and 1 break between trials, and 1 task fixed from trial 1."""
+    from reflexion_bench.analysis.metrics import first_to_final, fixes_breaks, summarize
+    from reflexion_bench.view.data import task_row
+
+    assert fixes_breaks([False, True, False, True]) == (2, 1)
+    assert fixes_breaks([False, None, True]) == (0, 0)  # an unknown verdict breaks the pair
+    assert first_to_final(False, True) == "fixed" and first_to_final(True, False) == "broken"
+    assert first_to_final(None, True) is None and first_to_final(True, True) == "same"
+
+    def trial(task: str, k: int, passed: bool, last: bool) -> dict:
+        return {
+            "type": "trial",
+            "run_id": "r",
+            "attempt_id": "a",
+            "task_id": task,
+            "benchmark": "toy",
+            "strategy": "s",
+            "model": "m",
+            "final": last,
+            "trial": k,
+            "candidate": "x",
+            "hidden": {"passed": passed, "status": "pass" if passed else "fail"},
+            "self_test": {"passed": False},
+            "model_calls": [],
+            "wall_time_s": 0.1,
+        }
+
+    zigzag = [False, True, False, True]
+    recs = [trial("z", k, v, k == 4) for k, v in enumerate(zigzag, 1)]
+    recs += [trial("b", k, v, k == 2) for k, v in enumerate([True, False], 1)]
+    s = summarize(recs)
+    assert (s["fixes"], s["breaks"]) == (2, 2)
+    assert (s["first_to_final"]["fixed"], s["first_to_final"]["broken"]) == (1, 1)
+    rw = rewrites(recs)
+    assert (rw["fixes"], rw["breaks"]) == (s["fixes"], s["breaks"])
+    row = task_row("z", recs[:4], in_progress=False)
+    assert (row["n_fixes"], row["n_breaks"], row["fixed"], row["broken"]) == (2, 1, True, False)

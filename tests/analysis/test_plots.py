@@ -90,6 +90,11 @@ def test_other_figures(tmp_path: Path, captured: list[Any]) -> None:
     bars = fb.axes[0].patches
     assert [int(b.get_height()) for b in bars] == [3, 1, 1, 0, 0, 1]
     assert {b.get_hatch() for b in bars} == {None, "//"}  # broken bars are hatched
+    # Tasks, named as the tables name them: not the main table's fixes between trials.
+    assert fb.axes[0].get_legend_handles_labels()[1] == [
+        "fixed from trial 1",
+        "broken from trial 1",
+    ]
     assert all(_achromatic(b.get_facecolor()) for b in bars)
     assert list(budget.axes[0].get_lines()[0].get_xdata()) == [100.0, 200.0, 300.0]
     texts = [t.get_text() for t in conf.axes[0].texts]

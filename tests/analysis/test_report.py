@@ -555,3 +555,22 @@ def test_an_empty_table_says_why(tmp_path: Path) -> None:
     assert "% Paired comparisons on common tasks (final success): (none: no two rows" in render(
         report, "latex", ["paired"]
     )
+
+
+def test_tables_name_fixes_and_tasks_fixed_apart_and_point_to_the_glossary(sweep: Path) -> None:
+    from reflexion_bench.analysis.tables import render
+
+    report = build_comparison([sweep], n_resamples=200)
+    md = render(report, "md", None)
+    controls = md.split("### Memory-content controls", 1)[1].split("\n### ", 1)[0]
+    header = next(line for line in controls.splitlines() if line.startswith("| benchmark"))
+    assert "| fixed from trial 1 | broken from trial 1 |" in header
+    assert "| fixed |" not in header and "| broken |" not in header
+    main = md.split("\n### ", 1)[0]
+    assert "| fixes | breaks | fixed from trial 1 | broken from trial 1 |" in main
+    # Each of these tables' notes points to the glossary, and the glossary has the names.
+    for section in (main, controls):
+        assert "metric names: docs/reports.md#metrics" in section
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text()
+    glossary = docs.split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
+    assert "**fixes / breaks**" in glossary and "**fixed / broken from trial 1**" in glossary

@@ -68,7 +68,9 @@ def test_plain_log_gives_one_task_per_sample_and_its_epochs_as_seeds(
         assert all(r["meta"]["seed"] == epoch for r in records)
         call = records[0]["model_calls"][0]
         assert call["model"] == "mockllm/model" and call["role"] == "actor"
-        assert "Default output from mockllm/model" in records[0]["candidate"]
+        # No submit tool: the candidate is the reply, the sample's output.
+        assert {r["candidate"] for r in records} == {"Default output from mockllm/model"}
+        assert {r["extra"]["inspect"]["candidate_from"] for r in records} == {"reply"}
     # The two epochs are one configuration under two seeds, clean.
     sets = seed_sets(load_groups([root]))
     assert len(sets) == 1 and sets[0].seeds == [1, 2]
@@ -87,8 +89,22 @@ def test_react_attempts_are_trials_and_the_run_is_answer_in_loop(imported: dict[
     assert {t: rs[-1]["hidden"]["passed"] for t, rs in tasks.items()} == REACT_FINAL
     assert {t: rs[0]["hidden"]["passed"] for t, rs in tasks.items()} == REACT_FIRST
     for tid, rs in tasks.items():
-        assert [r["candidate"] for r in rs][:-1] == REACT_SUBMISSIONS[tid][:-1]
-        assert REACT_SUBMISSIONS[tid][-1] in rs[-1]["candidate"]
+        # Every trial's candidate is the answer it submitted, the last one's too: the
+        # viewer's diffs between trials compare answers, not react's tool-call text.
+        assert [r["candidate"] for r in rs] == REACT_SUBMISSIONS[tid]
+        assert {r["extra"]["inspect"]["candidate_from"] for r in rs} == {"submit"}
+        # The assistant's own text is kept beside it (the mock model only calls submit).
+        assert {r["extra"]["inspect"]["assistant_text"] for r in rs} == {
+            "tool call for tool submit"
+        }
+        # What the final scorer read: react's output, the reply with the answer appended.
+        assert [("output_completion" in r["extra"]["inspect"]) for r in rs] == [False] * (
+            len(rs) - 1
+        ) + [True]
+        judged = rs[-1]["extra"]["inspect"]["output_completion"]
+        assert judged.startswith("tool call for tool submit") and judged.endswith(
+            rs[-1]["candidate"]
+        )
     # The scorer's feedback between attempts is the trial's in-loop text.
     q2 = tasks["q2"]
     assert [r["self_test"]["passed"] for r in q2[:2]] == [False, False]

@@ -214,3 +214,151 @@ def test_report_names_runs_without_provenance(tmp_path: Path) -> None:
     rep = cli("report", str(tmp_path / "runs"), "--no-write", "--resamples", "200")
     assert rep.returncode == 0, rep.stderr
     assert "warning: no provenance.json in old" in rep.stderr
+
+
+# --------------------------------------------------------------------------- code digest
+
+
+def documented_digest(files: dict[str, bytes]) -> str:
+    """The digest as code_digest's docstring defines it, written out independently."""
+    h = hashlib.sha256()
+    for name in sorted(files):
+        data = files[name]
+        h.update(f"{name}\0{len(data)}\0".encode() + data)
+    return h.hexdigest()
+
+
+def make_tree(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root / "pkg", root / "configs"
+
+
+def test_code_digest_covers_source_prompts_and_configs_in_a_stable_order(
+    tmp_path: Path,
+) -> None:
+    from reflexion_bench.runner.provenance import code_digest
+
+    covered = {
+        "pkg/__init__.py": "",
+        "pkg/runner/loop.py": "x = 1\n",
+        "pkg/prompts/code/actor.md": "Write {code}.\n",
+        "pkg/prompts/pack.yaml": "a: b\n",
+        "configs/config.yaml": "defaults: []\n",
+        "configs/env/toy.yaml": "n: 2\n",
+    }
+    ignored = {
+        "pkg/prompts/code/README.md": "notes on the pack\n",  # the loader skips it
+        "pkg/view/assets/app.js": "1;\n",  # not source, prompts or configs
+        "pkg/__pycache__/loop.cpython-311.pyc": "bytecode",
+        "pkg/.loop.py.swp": "editor",
+        "configs/local/default.yaml": "model: mine\n",  # per machine, git-ignored
+        "docs/index.md": "# docs\n",
+        "tests/test_x.py": "assert True\n",
+    }
+    pkg, configs = make_tree(tmp_path / "a", {**covered, **ignored})
+    got = code_digest(pkg, configs)
+    # Names are relative to the package's / configs' parent, so "pkg/..." as laid out.
+    assert got == {
+        "sha256": documented_digest({k: v.encode() for k, v in covered.items()}),
+        "files": len(covered),
+    }
+
+    # The same files written in another order, in another folder: the same digest.
+    pkg2, configs2 = make_tree(tmp_path / "b", dict(reversed(list(covered.items()))))
+    assert code_digest(pkg2, configs2) == got
+
+    # Each kind of change to covered code changes it; a change to ignored files does not.
+    (pkg2 / "runner" / "loop.py").write_text("x = 2\n")
+    edited = code_digest(pkg2, configs2)["sha256"]
+    (pkg2 / "runner" / "loop.py").write_text("x = 1\n")
+    (configs2 / "env" / "toy.yaml").rename(configs2 / "env" / "toy2.yaml")
+    renamed = code_digest(pkg2, configs2)["sha256"]
+    (configs2 / "env" / "toy2.yaml").rename(configs2 / "env" / "toy.yaml")
+    (pkg2 / "prompts" / "code" / "actor.md").write_text("Write {code}!\n")
+    prompt = code_digest(pkg2, configs2)["sha256"]
+    assert len({got["sha256"], edited, renamed, prompt}) == 4
+    (pkg2 / "prompts" / "code" / "actor.md").write_text("Write {code}.\n")
+    make_tree(tmp_path / "b", ignored)
+    assert code_digest(pkg2, configs2) == got
+    # Bytes moved from one file to the next are a change (the size is hashed).
+    (pkg2 / "__init__.py").write_text("x")
+    (pkg2 / "runner" / "loop.py").write_text(" = 1\n")
+    assert code_digest(pkg2, configs2) != got
+
+
+def fake_code(run: Path, sha: str | None, commit: str = "c" * 40) -> None:
+    prov = json.loads((run / "provenance.json").read_text())
+    prov["git"] = {"commit": commit, "dirty": False}
+    if sha is None:
+        prov.pop("code", None)
+    else:
+        prov["code"] = {"sha256": sha, "files": 3}
+    (run / "provenance.json").write_text(json.dumps(prov))
+
+
+def test_report_says_once_that_runs_ran_the_same_code_or_lists_what_differs(
+    tmp_path: Path,
+) -> None:
+    from reflexion_bench.runner.provenance import code_digest
+
+    base = ["run", SEARCH, "env=toy", "model=toy", "sandbox=none", "progress=false", "limit=1"]
+    runs = [tmp_path / "runs" / name for name in ("a", "b", "c")]
+    for seed, run in enumerate(runs):
+        assert cli(*base, f"run_dir={run}", f"seed={seed}").returncode == 0
+    # A real run records the digest of the code it ran (this checkout).
+    recorded = json.loads((runs[0] / "provenance.json").read_text())["code"]
+    assert recorded == code_digest()
+    assert recorded["files"] > 100
+
+    def report() -> subprocess.CompletedProcess[str]:
+        rep = cli("report", str(tmp_path / "runs"), "--no-write", "--resamples", "200")
+        assert rep.returncode == 0, rep.stderr
+        return rep
+
+    # Same digest from three commits: one line, no commit hashes.
+    for i, run in enumerate(runs):
+        fake_code(run, "d" * 64, commit=str(i) * 40)
+    rep = report()
+    (line,) = [x for x in rep.stderr.splitlines() if "provenance" in x or "code" in x]
+    assert line == (
+        "note: same code digest dddddddddddd (package source, prompts, configs) in all "
+        "sessions, from 3 git commit(s) (each run's provenance.json names its own)"
+    )
+    assert "0" * 40 not in rep.stderr + rep.stdout
+    assert "- note: same code digest dddddddddddd" in rep.stdout  # in the table's notes
+
+    # Two digests: one warning naming the groups, still no commits.
+    fake_code(runs[2], "e" * 64, commit="2" * 40)
+    rep = report()
+    (line,) = [x for x in rep.stderr.splitlines() if "provenance" in x or "code" in x]
+    assert line == (
+        "warning: code digest (package source, prompts, configs) differs: "
+        "dddddddddddd (a, b) vs eeeeeeeeeeee (c)"
+    )
+    assert "git.commit" not in rep.stderr + rep.stdout
+
+    # A run from before the digest: named once as unknown, the others still compared.
+    fake_code(runs[2], None, commit="2" * 40)
+    rep = report()
+    lines = [x for x in rep.stderr.splitlines() if "provenance" in x or "code" in x]
+    assert lines == [
+        "warning: code digest unknown for c (recorded before provenance.json had one): "
+        "whether they ran the same code as the others is unknown",
+        "note: same code digest dddddddddddd (package source, prompts, configs) in the "
+        "2 sessions that record one, from 2 git commit(s) (each run's provenance.json "
+        "names its own)",
+    ]
+
+    # No run has one (every committed study today): compared by commit as before, the
+    # report's text unchanged; the terminal says once why.
+    for i, run in enumerate(runs):
+        fake_code(run, None, commit=str(i) * 40)
+    rep = report()
+    assert [x for x in rep.stderr.splitlines() if "code digest" in x] == [
+        "note: code digest unknown for all 3 sessions (recorded before provenance.json had "
+        "one): their code is compared by git commit only"
+    ]
+    assert "warning: provenance field `git.commit` differs" in rep.stderr
+    assert "code digest" not in rep.stdout and "note:" not in rep.stdout

@@ -206,12 +206,12 @@
       h("h1", {}, `${index.runs.length} runs`),
       table(
         "rb-sweep",
-        ["run", ...(swept ? ["overrides"] : []), "benchmark", "strategy", "model", "tasks", "pass@1 [95% CI]", "first try [95% CI]",
+        ["run", ...(swept ? ["overrides"] : []), "benchmark", "strategy", "model", "tasks", "final (pass@1) [95% CI]", "first try [95% CI]",
           "fixes/breaks", "errored", "tokens/task", "cost (as run live)", "answer key"],
         rows,
       ),
       h("p", { class: "muted" },
-        "pass@1 counts an errored task as failed; intervals are 95% bootstraps over tasks, as in `reflexion-bench report`."),
+        "final (pass@1) counts an errored task as failed; intervals are 95% bootstraps over tasks, as in `reflexion-bench report`; metric names: docs/reports.md#metrics."),
       ...(index.configurations && index.configurations.length ? [
         h("h2", {}, `Configurations over seeds (${index.configurations.length})`),
         table("rb-seeds", ["strategy", "benchmark", "model", "seeds", "tasks", "pass@1 mean ± sd", "pass@1 over tasks [95% CI]",
@@ -469,7 +469,7 @@
     const pt = s.per_task_mean || {};
     const rows = [
       ["tasks", `${num(run.n_tasks)}${planned(run)}${run.running ? ` (+${run.running} still running, not counted)` : ""}`],
-      ["pass@1 (final) [95% CI]", ["final", run.final]],
+      ["final (pass@1) [95% CI]", ["final", run.final]],
       // The study's headline where the run had a budget: what the report's strategies
       // table reads (each task's last trial paid for within it), not pass@1 as ended.
       ...(run.at_budget ? [[`pass@1 at budget (${num(run.at_budget.budget)} ${run.at_budget.axis}/task)`,
@@ -477,7 +477,7 @@
       ["pass@1 over finished tasks", ["final_finished", run.final_finished]],
       ["first try [95% CI]", ["first_try", run.first_try]],
       ["fixes / breaks between trials", `${num(s.fixes)} / ${num(s.breaks)}`],
-      ["trial 1 → final: fixed / broken", `${num(ff.fixed)} / ${num(ff.broken)}${ff.unknown ? ` (${ff.unknown} unknown)` : ""}`],
+      ["fixed / broken from trial 1", `${num(ff.fixed)} / ${num(ff.broken)}${ff.unknown ? ` (${ff.unknown} unknown)` : ""}`],
       ["errored tasks", num(s.errored_tasks)],
       ["self-test TP / FP / FN / TN", run.self_tests_logged === 0
         ? h("span", { id: "rb-self-confusion" }, `${NA} / ${NA} / ${NA} / ${NA} (no self-test results in the log)`)
@@ -963,7 +963,7 @@
             h("tr", {}, h("th", {}, "A passed"), h("td", { class: "n", dataset: { cell: "both" } }, m.both), h("td", { class: "n", dataset: { cell: "only_a" } }, m.only_a)),
             h("tr", {}, h("th", {}, "A failed"), h("td", { class: "n", dataset: { cell: "only_b" } }, m.only_b), h("td", { class: "n", dataset: { cell: "neither" } }, m.neither)))),
         h("p", { id: "rb-paired" },
-          `pass@1 A ${pct(cmp.final_a)}, B ${pct(cmp.final_b)}; difference A − B ${withCI(cmp.diff)} (paired bootstrap over tasks); exact McNemar p = ${m.p_value.toPrecision(3)}`),
+          `final on common tasks: A ${pct(cmp.final_a)}, B ${pct(cmp.final_b)}; difference A − B ${withCI(cmp.diff)} (paired bootstrap over tasks); exact McNemar p = ${m.p_value.toPrecision(3)}`),
       );
     }
     body.push(
