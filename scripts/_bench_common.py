@@ -31,17 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from reflexion_bench.runner.provenance import host
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+from reflexion_bench.runner.provenance import cpu_model, host
 
 
 def _ram_gb() -> float | None:
@@ -59,7 +49,7 @@ def machine() -> dict[str, Any]:
     plus the CPU model, RAM and Python a speed figure also depends on."""
     return {
         **host(),
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "ram_gb": _ram_gb(),
         "python": platform.python_version(),
     }

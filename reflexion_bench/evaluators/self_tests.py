@@ -142,17 +142,11 @@ class SelfTestEvaluator:
                 ),
                 details=details,
             )
-        lang = code_language(state.task)
-        outcomes = await lang.run_tests(
-            state.sandbox, attempt.candidate, tests, entry_point_of(state.task), self.test_timeout_s
+        outcomes, judged = await run_tests_recorded(
+            state, attempt, tests, self.test_timeout_s, details
         )
-        details["results"] = [
-            {"test": o.test, "status": o.status, "output": o.output, **o.timing} for o in outcomes
-        ]
-        details["n_passed"] = sum(o.passed for o in outcomes)
         # A test the judge refused to evaluate (a computation bomb) says nothing about
         # the program: counted with the dropped ones, left out of the verdict.
-        judged = [o for o in outcomes if not o.dropped]
         if len(judged) < len(outcomes):
             details["dropped_tests"] = info["dropped"] + len(outcomes) - len(judged)
         if not judged:
@@ -167,3 +161,24 @@ class SelfTestEvaluator:
             text=format_feedback(outcomes, self.max_feedback_chars),
             details=details,
         )
+
+
+async def run_tests_recorded(
+    state: TaskState,
+    attempt: Attempt,
+    tests: list[str],
+    timeout_s: float,
+    details: dict[str, Any],
+) -> tuple[list[Any], list[Any]]:
+    """Run ``tests`` against the attempt on the loop's own workers (``state.sandbox``,
+    never the hidden judge's), record each outcome in ``details``; return the outcomes
+    and those the judge did not drop (a dropped test says nothing about the program)."""
+    lang = code_language(state.task)
+    outcomes = await lang.run_tests(
+        state.sandbox, attempt.candidate, tests, entry_point_of(state.task), timeout_s
+    )
+    details["results"] = [
+        {"test": o.test, "status": o.status, "output": o.output, **o.timing} for o in outcomes
+    ]
+    details["n_passed"] = sum(o.passed for o in outcomes)
+    return list(outcomes), [o for o in outcomes if not o.dropped]

@@ -22,7 +22,7 @@ from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Feedback
 from reflexion_bench.environments.code_common import code_language, entry_point_of
 from reflexion_bench.environments.prompt_examples import prompt_tests
-from reflexion_bench.evaluators.self_tests import format_feedback
+from reflexion_bench.evaluators.self_tests import format_feedback, run_tests_recorded
 
 SCRATCH_KEY = "visible_tests"
 #: ``self_test.details["fallback"]`` of a trial whose task shows no example.
@@ -94,15 +94,9 @@ class VisibleTestsEvaluator:
                 ),
                 details=details,
             )
-        lang = code_language(state.task)
-        outcomes = await lang.run_tests(
-            state.sandbox, attempt.candidate, tests, entry_point_of(state.task), self.test_timeout_s
+        outcomes, judged = await run_tests_recorded(
+            state, attempt, tests, self.test_timeout_s, details
         )
-        details["results"] = [
-            {"test": o.test, "status": o.status, "output": o.output, **o.timing} for o in outcomes
-        ]
-        details["n_passed"] = sum(o.passed for o in outcomes)
-        judged = [o for o in outcomes if not o.dropped]
         if not judged:
             details.update(no_tests=True, fallback=NO_FEEDBACK)
             return Feedback(

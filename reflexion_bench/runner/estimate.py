@@ -59,6 +59,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
 from reflexion_bench.models.mock import MockModel
+from reflexion_bench.runner.provenance import cpu_model
 from reflexion_bench.runner.reference_logs import LoggedFigures
 
 FLAG = "--estimate"
@@ -429,23 +430,13 @@ def _completion_tokens(
     return out
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _this_machine(recorded: dict[str, Any]) -> bool:
     """Whether a speed figure was measured on a machine like this one (CPU and cores)."""
     try:
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         usable = os.cpu_count() or 0
-    here = {"cpu_model": _cpu_model(), "usable_cores": usable, "machine": platform.machine()}
+    here = {"cpu_model": cpu_model(), "usable_cores": usable, "machine": platform.machine()}
     return all(recorded.get(k) == v for k, v in here.items())
 
 

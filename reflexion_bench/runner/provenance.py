@@ -316,6 +316,17 @@ def _packages() -> dict[str, str]:
     return out
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), or what ``platform`` says elsewhere."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def host() -> dict[str, Any]:
     """The machine: OS, kernel, architecture, cores (and the cores this process may use)."""
     usable: int | None
