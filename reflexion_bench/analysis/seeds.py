@@ -15,7 +15,8 @@ every interval, so S seeds of 40 tasks are never treated as 40 * S independent t
   bootstrap intervals.
 
 **Seeds that cannot differ.** Where every model call of a set was greedy (temperature
-0) or a replay from the response cache, its seeds repeat one another by construction:
+0 sent: the log's ``temperature_sent``, read in its older forms too by
+:func:`~reflexion_bench.core.types.sent_temperature`) or a replay from the response cache, its seeds repeat one another by construction:
 the spread is 0 and the "seeds" are one run counted S times. :func:`cannot_differ`
 names the reason (also where the seeds' candidates are observed identical on every
 trial of every task, e.g. a deterministic mock), and the report prints it as a warning.
@@ -31,6 +32,7 @@ import numpy as np
 from reflexion_bench.analysis.metrics import hidden_verdict
 from reflexion_bench.analysis.runs import Group, SeedSet
 from reflexion_bench.analysis.stats import bootstrap_ci
+from reflexion_bench.core.types import sent_temperature
 
 
 def task_verdicts(group: Group) -> dict[str, tuple[bool | None, bool | None, str | None]]:
@@ -85,6 +87,12 @@ def _greedy_by_config(group: Group) -> bool:
     return bool(group.runs)
 
 
+def _temperature_logged(call: dict[str, Any]) -> bool:
+    """Whether the log says what temperature this call sent (every call since
+    ``seed_sent`` was logged; older calls where the temperature asked for was logged)."""
+    return "seed_sent" in call or call.get("temperature") is not None
+
+
 def cannot_differ(st: SeedSet) -> str | None:
     """Why the seeds of ``st`` cannot (or did not) differ, or None."""
     if st.n_seeds < 2:
@@ -93,9 +101,11 @@ def cannot_differ(st: SeedSet) -> str | None:
     if calls and all(c.get("cached") for c in calls):
         return "every model call was a replay from the response cache"
     live = [c for c in calls if not c.get("cached")]
-    temps = [c.get("temperature") for c in live]
-    if live and all(t is not None for t in temps):
-        if all(float(t) == 0 for t in temps if t is not None):
+    if live and all(_temperature_logged(c) for c in live):
+        # What was sent, not what the role's config asked for: a sampled strategy's
+        # retries send their own temperature, and a temperature not sent at all leaves
+        # the provider's default (sampled), so only a sent 0 is greedy.
+        if all(sent_temperature(c) == 0 for c in live):
             return "every model call was greedy (temperature 0) or a cache replay"
     elif live and all(_greedy_by_config(g) for g in st.members):
         return "the config samples greedily (generate.temperature 0, no retry temperature)"
