@@ -253,7 +253,11 @@ def wilson_interval(successes: int, n: int, *, level: float = 0.95) -> Interval:
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return Interval(p, float(max(0.0, centre - half)), float(min(1.0, centre + half)), level)
+    # At 0 or n successes a bound equals p in exact arithmetic; rounding could put it a
+    # hair past p (a negative error bar in a plot), so the bounds are held around p.
+    low = min(p, max(0.0, float(centre - half)))
+    high = max(p, min(1.0, float(centre + half)))
+    return Interval(p, low, high, level)
 
 
 def newcombe_paired_interval(

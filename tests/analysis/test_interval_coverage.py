@@ -107,3 +107,13 @@ def test_the_percentile_bootstrap_the_tables_printed_before_fails_the_floor() ->
         assert _coverage_one(p, boot, sims) < FLOOR - 0.03
     for name in ("one-sided near 0", "one-sided near 1"):
         assert _coverage_paired(JOINT[name], boot_paired, sims) < FLOOR - 0.03
+
+
+def test_a_share_interval_holds_its_estimate_at_0_and_n() -> None:
+    """At 0 or n successes Wilson's bound equals the estimate in exact arithmetic;
+    rounding once put it a hair past it, a negative error bar that stopped the ALFWorld
+    study's Pareto plot."""
+    for n in range(1, 400):
+        for k in (0, n):
+            iv = proportion_interval([1.0] * k + [0.0] * (n - k))
+            assert iv.low <= iv.estimate <= iv.high, (k, n, iv)
