@@ -15,8 +15,10 @@ verdicts, so a run is never credited with trials it did not run.
 *Comparisons.* At the budget B the runs were given (``budget.<axis>`` in their logs,
 else ``--budget``, else the cheapest strategy's mean spend), every strategy is compared
 with each reference (``retry``, ``reflexion``) on the tasks both ran: difference of
-pass@1 with a paired bootstrap CI, exact McNemar p-value, and the Holm-adjusted p-value
-within each reference's family of comparisons (statsmodels ``multipletests``).
+pass@1 with Newcombe's paired score CI, exact McNemar p-value, and the Holm-adjusted
+p-value over one family: every distinct test of the table (a strategy vs ``retry`` in its
+row and ``retry`` vs it in the reference's row are one test; statsmodels
+``multipletests``).
 
 *Plus verdicts.* Where a run's candidates were re-judged by the stronger tests
 (``reflexion-bench rescore --tests plus``, or ``scorer.tests=both|plus``), pass@1 at the
@@ -24,13 +26,14 @@ budget is also read with the plus verdict of the same trial (a base failure is a
 failure; a base pass never judged under plus leaves the cell blank).
 
 *Pooled over benchmarks.* Runs of one strategy and model on several benchmarks (each at
-its own budget) are pooled, stratified by benchmark: every task of every benchmark
-weighs the same, the bootstrap resamples tasks within each benchmark (the benchmarks'
-sizes are fixed by design), McNemar's exact test runs on the discordant tasks of all
+its own budget) are pooled: every task of every benchmark weighs the same, and the
+intervals are the Wilson and Newcombe intervals of the pooled counts (their binomial
+variance is at least the stratified one: the benchmarks' sizes are fixed by design, so
+this errs wide), McNemar's exact test runs on the discordant tasks of all
 benchmarks together (under the null each benchmark's are Binomial(d, 1/2), so their sum
 is Binomial(sum d, 1/2): exact under stratification too), the equivalence test on the
 per-task differences of all benchmarks (ignoring the strata, which can only widen its
-variance: conservative), and Holm runs over the pooled family of each reference.
+variance: conservative), and Holm runs over one family: every distinct pooled test.
 """
 
 from __future__ import annotations
@@ -46,11 +49,10 @@ from reflexion_bench.analysis.metrics import base_verdict, hidden_verdict, plus_
 from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
 from reflexion_bench.analysis.runs import same_seed
 from reflexion_bench.analysis.stats import (
-    bootstrap_ci,
-    bootstrap_curve_ci,
     mcnemar_exact,
-    paired_bootstrap_diff,
-    stratified_bootstrap_ci,
+    paired_difference_interval,
+    proportion_curve_intervals,
+    proportion_interval,
 )
 
 #: The calls a trial's own verdict needs (the rest of a trial's calls prepare the next).
@@ -176,13 +178,13 @@ def budget_curve(
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> list[dict[str, float]]:
-    """pass@1 at each budget, with a bootstrap band over tasks (one draw for all budgets)."""
+    """pass@1 at each budget, with a Wilson interval at each (0/1 verdicts per task)."""
     points = task_budget_points(records, axis)
     ids = sorted(points)
     if not ids or not budgets:
         return []
     m = np.array([[float(bool(verdicts_at_budget(points, b)[t])) for b in budgets] for t in ids])
-    bands = bootstrap_curve_ci(m, n_resamples=n_resamples, seed=seed)
+    bands = proportion_curve_intervals(m, n_resamples=n_resamples, seed=seed)
     return [{"budget": float(b), **iv.to_dict()} for b, iv in zip(budgets, bands, strict=True)]
 
 
@@ -214,18 +216,22 @@ def pooled_rows(
     comparisons with each reference (Holm within each model x reference family; see the
     module docstring)."""
     out: list[dict[str, Any]] = []
-    families: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    tests: list[tuple[Any, dict[str, Any]]] = []
     for (model, name), per in sorted(runs.items()):
         benches = sorted(b for b in per if per[b]["verdicts"])
         if len(benches) < 2:
             continue
         strata = [[float(bool(x)) for x in per[b]["verdicts"].values()] for b in benches]
         n = sum(len(x) for x in strata)
-        ci = stratified_bootstrap_ci(strata, n_resamples=n_resamples, seed=seed)
+        # Every task weighted alike over the benchmarks: one share of all of them, with
+        # its Wilson interval (the binomial variance is at least the stratified one).
+        ci = proportion_interval(
+            [x for st in strata for x in st], n_resamples=n_resamples, seed=seed
+        )
         plus = [per[b]["plus"] for b in benches]
         plus_ci = (
-            stratified_bootstrap_ci(
-                [[float(bool(x)) for x in p.values()] for p in plus],
+            proportion_interval(
+                [float(bool(x)) for p in plus for x in p.values()],
                 n_resamples=n_resamples,
                 seed=seed,
             )
@@ -259,10 +265,8 @@ def pooled_rows(
             xa = [x for b in common for x in got[b][0]]
             xb = [x for b in common for x in got[b][1]]
             test = mcnemar_exact(xa, xb)
-            diff = stratified_bootstrap_ci(
-                [np.asarray(got[b][0], float) - np.asarray(got[b][1], float) for b in common],
-                n_resamples=n_resamples,
-                seed=seed,
+            diff = paired_difference_interval(
+                [float(x) for x in xa], [float(x) for x in xb], n_resamples=n_resamples, seed=seed
             )
             cmp: dict[str, Any] = {
                 "n_common": len(xa),
@@ -274,14 +278,30 @@ def pooled_rows(
                 "_samples": (xa, xb),
             }
             row[f"vs_{ref}"] = cmp
-            families.setdefault((model, ref), []).append(cmp)
+            tests.append(((model, frozenset((name, ref))), cmp))
         out.append(row)
-    for family in families.values():
-        for cmp, adj in zip(family, holm([c["p"] for c in family]), strict=True):
-            cmp["p_holm"] = adj
-            xa, xb = cmp.pop("_samples")
-            cmp["assessment"] = assess(xa, xb, p_value=adj, margin=margin)
+    holm_family(tests, margin=margin)
     return out
+
+
+def holm_family(tests: Sequence[tuple[Any, dict[str, Any]]], *, margin: float) -> int:
+    """Holm over one table's comparisons as one family; returns its size.
+
+    ``tests`` pairs each comparison (a dict with its McNemar ``p`` and ``_samples``) with
+    a key of the runs it compares: a test listed twice (A vs B in A's row, B vs A in
+    B's) counts once in the family and carries the same adjusted p in both places,
+    so no test has two adjusted p-values. Each comparison gets ``p_holm`` and its
+    assessment at that p.
+    """
+    distinct: dict[Any, float] = {}
+    for key, cmp in tests:
+        distinct.setdefault(key, float(cmp["p"]))
+    adjusted = dict(zip(distinct, holm(list(distinct.values())), strict=True))
+    for key, cmp in tests:
+        cmp["p_holm"] = adjusted[key]
+        xa, xb = cmp.pop("_samples")
+        cmp["assessment"] = assess(xa, xb, p_value=adjusted[key], margin=margin)
+    return len(distinct)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -354,6 +374,8 @@ def equal_budget_section(
     # and per (model, strategy, reference) each benchmark's paired samples.
     pool_runs: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     pool_pairs: dict[tuple[str, str, str], dict[str, tuple[list[bool], list[bool]]]] = {}
+    # Every comparison of the table, keyed by the two runs it compares: one Holm family.
+    tests: list[tuple[Any, dict[str, Any]]] = []
     for (bench, model), gs in clusters.items():
         given = {run_budget(g.records, axis) for g in gs}
         b = budget
@@ -390,12 +412,13 @@ def equal_budget_section(
             curves[f"{bench} / {g.name} / {model}"] = budget_curve(
                 g.records, grid, axis, n_resamples=n_resamples, seed=seed
             )
-        comparisons: dict[str, list[dict[str, Any]]] = {}
         ref_rows = {ref: [g for g in gs if g.strategy == ref] for ref in REFERENCES}
         for g in gs:
             v = at_b.get(id(g), {})
             ci = (
-                bootstrap_ci([float(x) for x in v.values()], n_resamples=n_resamples, seed=seed)
+                proportion_interval(
+                    [float(x) for x in v.values()], n_resamples=n_resamples, seed=seed
+                )
                 if v
                 else None
             )
@@ -403,7 +426,7 @@ def equal_budget_section(
             pv = plus_at_b.get(id(g))
             plus_known = pv is not None and v and all(x is not None for x in pv.values())
             plus_ci = (
-                bootstrap_ci(
+                proportion_interval(
                     [float(bool(x)) for x in pv.values()], n_resamples=n_resamples, seed=seed
                 )
                 if plus_known and pv
@@ -442,7 +465,7 @@ def equal_budget_section(
                 xa = [v[t] for t in common]
                 xb = [rv[t] for t in common]
                 test = mcnemar_exact(xa, xb)
-                diff = paired_bootstrap_diff(xa, xb, n_resamples=n_resamples, seed=seed)
+                diff = paired_difference_interval(xa, xb, n_resamples=n_resamples, seed=seed)
                 cmp: dict[str, Any] = {
                     "n_common": len(common),
                     "diff": diff.to_dict(),
@@ -452,7 +475,8 @@ def equal_budget_section(
                     "_samples": (xa, xb),  # for the assessment after Holm; not kept
                 }
                 row[f"vs_{ref_name}"] = cmp
-                comparisons.setdefault(ref_name, []).append(cmp)
+                # A vs B in A's row and B vs A in B's are one test (same runs, same p).
+                tests.append((frozenset((id(g), id(ref))), cmp))
                 pool_pairs.setdefault((model, g.name, ref_name), {})[bench] = (xa, xb)
             rows.append(row)
             pool_runs.setdefault((model, g.name), {})[bench] = {
@@ -480,12 +504,6 @@ def equal_budget_section(
         for r in rows:
             if (r["benchmark"], r["model"]) == (bench, model):
                 r["partial"] = r["n"] < max(biggest, expected_tasks or 0)
-        # Holm within each reference's family (every strategy of this cluster vs it).
-        for family in comparisons.values():
-            for cmp, adj in zip(family, holm([c["p"] for c in family]), strict=True):
-                cmp["p_holm"] = adj
-                xa, xb = cmp.pop("_samples")
-                cmp["assessment"] = assess(xa, xb, p_value=adj, margin=margin)
     # The frontier per cluster, among clean runs only (an answer-in-loop run is drawn
     # but never on the frontier: its accuracy is not comparable).
     for key in {(p["benchmark"], p["model"]) for p in pareto}:
@@ -501,7 +519,7 @@ def equal_budget_section(
             pts[i]["on_front"] = True
     for p in pareto:
         p.setdefault("on_front", False)
-    n_family = max((sum(1 for r in rows if f"vs_{ref}" in r) for ref in REFERENCES), default=0)
+    n_family = holm_family(tests, margin=margin)
     n_max = max((r["n"] for r in rows), default=0)
     return {
         "axis": axis,
@@ -510,7 +528,7 @@ def equal_budget_section(
         ),
         "detectable": {
             "n_tasks": n_max,
-            "comparisons_per_reference": n_family,
+            "holm_family": n_family,
             "min_one_sided_discordant": min_discordant(0.05, 1),
             "min_one_sided_discordant_holm": min_discordant(0.05, max(1, n_family)),
         },

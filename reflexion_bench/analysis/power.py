@@ -24,13 +24,21 @@ variances shrink by the design effect ``f = rho + (1 - rho) / S``, so ``n`` scal
 pilot with several seeds (:func:`seed_correlation`); without one the planner assumes 1
 and says so (seeds are not free power).
 
-:func:`exact_power` is the exact power of the exact (conditional binomial) McNemar test
-for one seed, by enumeration of the discordant count; the tests check the normal
-approximation against it and against simulation for small ``n``.
+**The exact test.** The tables and ``plan`` test with the exact (conditional binomial)
+McNemar test, which is discrete and conservative: at 364 tasks and discordance 0.203 it
+detects 6.8 points where Connor's formula says 6.6. So for one seed the planner reports
+the exact test's own figures: :func:`exact_power` enumerates the discordant count (and
+the count favouring A given it) exactly, :func:`exact_detectable_difference` and
+:func:`exact_tasks_needed` invert it. Connor's formula stays as the labelled
+approximation (and for several seeds, whose test is the sign-flip test on per-task
+means). For a family of ``M`` tests under Holm, ``alpha / M`` is the level of Holm's
+first step, the one the smallest p-value must pass; planning at it is planning for the
+strictest comparison of the family.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -156,21 +164,123 @@ def exact_power(n: int, p01: float, p10: float, *, alpha: float = ALPHA) -> floa
     The discordant count ``D`` is Binomial(n, p01 + p10); given ``D = d`` the count
     favouring A is Binomial(d, p10 / (p01 + p10)) and the test rejects where the
     two-sided binomial p-value at 1/2 is at most ``alpha`` (scipy's ``binomtest``, the
-    test :func:`reflexion_bench.analysis.stats.mcnemar_exact` runs).
+    test :func:`reflexion_bench.analysis.stats.mcnemar_exact` runs). Every ``d`` of
+    0..n is enumerated at once (its rejection region is two tails,
+    :func:`critical_counts`), so a call takes milliseconds at n in the thousands.
     """
     from scipy.stats import binom
 
     psi = p01 + p10
     if p01 < 0 or p10 < 0 or not 0 < psi <= 1:
         raise ValueError(f"p01, p10 must be >= 0 with 0 < p01 + p10 <= 1, got {p01}, {p10}")
-    q = p10 / psi
-    total = 0.0
-    pd = binom.pmf(np.arange(n + 1), n, psi)
-    for d in range(1, n + 1):
-        region = rejection_region(d, alpha)
-        if region.size:
-            total += float(pd[d]) * float(binom.pmf(region, d, q).sum())
-    return total
+    if n < 1:
+        raise ValueError(f"n (tasks) must be >= 1, got {n}")
+    q = min(1.0, p10 / psi)
+    # Only the discordant counts with any probability (outside them the mass is below
+    # 1e-13): a plan searching thousands of n stays fast.
+    lo = int(binom.ppf(1e-13, n, psi))
+    hi = int(binom.isf(1e-13, n, psi))
+    d = np.arange(max(0, lo - 1), min(n, hi + 1) + 1)
+    c = _critical_counts_cached(n, float(alpha))[d]
+    rejects = c >= 0
+    # P(K <= c) + P(K >= d - c) for K ~ Binomial(d, q); the tails never overlap, since
+    # 2 P(K <= c | q = 1/2) <= alpha < 1 keeps c below d / 2.
+    tails = np.where(rejects, binom.cdf(c, d, q) + binom.sf(d - c - 1, d, q), 0.0)
+    return float(np.clip((binom.pmf(d, n, psi) * tails).sum(), 0.0, 1.0))
+
+
+def _critical_counts_cached(n: int, alpha: float) -> np.ndarray:
+    # The critical count of d discordant tasks does not depend on n: one table per level,
+    # grown in powers of two as larger n are asked for.
+    size = 1 << max(6, n.bit_length())
+    return _critical_table(size, alpha)
+
+
+@functools.lru_cache(maxsize=32)
+def _critical_table(size: int, alpha: float) -> np.ndarray:
+    table = critical_counts(size, alpha)
+    table.setflags(write=False)
+    return table
+
+
+def critical_counts(n: int, alpha: float = ALPHA) -> np.ndarray:
+    """For d = 0..n discordant tasks, the largest count ``c`` on the losing side at which
+    the exact two-sided McNemar test rejects (-1 where no count rejects): it rejects at
+    ``k <= c`` or ``k >= d - c`` (the region :func:`rejection_region` lists).
+
+    At 1/2 the binomial is symmetric, so the two-sided p-value of ``k <= d / 2`` is
+    ``min(1, 2 P(K <= k))`` (scipy's ``binomtest`` sums the outcomes no more likely than
+    ``k``: the same two tails); ``c`` is the largest ``k`` with ``2 P(K <= k) <= alpha``.
+    """
+    from scipy.stats import binom
+
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    d = np.arange(n + 1)
+    c = binom.ppf(alpha / 2, d, 0.5).astype(int)  # smallest k with P(K <= k) >= alpha / 2
+    # binomtest compares with a relative tolerance of 1e-7; so does this.
+    over = 2 * binom.cdf(c, d, 0.5) > alpha * (1 + 1e-7)
+    out: np.ndarray = np.where(over, c - 1, c)
+    return out
+
+
+def _exact_power_at(n: int, psi: float, d: float, alpha: float) -> float:
+    return exact_power(n, (psi - d) / 2, (psi + d) / 2, alpha=alpha)
+
+
+def exact_detectable_difference(
+    n: int, discordance: float, *, alpha: float = ALPHA, power: float = POWER
+) -> float | None:
+    """The smallest ``|p10 - p01|`` at which the exact McNemar test on ``n`` tasks (one
+    seed) reaches ``power``, by :func:`exact_power`; None when even every discordant
+    task on one side stays below it.
+
+    At a fixed discordance the exact power grows with the effect (the two tails are
+    symmetric, and the count favouring A moves away from d / 2), so the root is unique.
+    """
+    from scipy.optimize import brentq
+
+    if n < 1:
+        raise ValueError(f"n (tasks) must be >= 1, got {n}")
+    _check(discordance)
+    _z(alpha, power)
+    if _exact_power_at(n, discordance, discordance, alpha) < power:
+        return None
+    return float(
+        brentq(
+            lambda d: _exact_power_at(n, discordance, d, alpha) - power,
+            0.0,
+            discordance,
+            xtol=1e-7,
+        )
+    )
+
+
+#: Where the exact sample-size search stops (tasks): beyond it the plan says so.
+MAX_EXACT_TASKS = 200_000
+
+
+def exact_tasks_needed(
+    discordance: float, effect: float, *, alpha: float = ALPHA, power: float = POWER
+) -> int | None:
+    """The smallest ``n`` at which the exact McNemar test (one seed) reaches ``power``
+    for ``effect`` at ``discordance``, by :func:`exact_power`; None beyond
+    :data:`MAX_EXACT_TASKS`.
+
+    The exact power is not monotone in ``n`` (the test is discrete: it saw-tooths by a
+    few points), so a few more tasks than this can dip just below the target; the search
+    starts at 0.8 times Connor's figure (the exact test, being conservative, needs more
+    than that approximation, not a fifth less) and goes up one task at a time.
+    """
+    _check(discordance, effect)
+    _z(alpha, power)
+    d = abs(effect)
+    n = max(1, int(0.8 * tasks_needed(discordance, effect, alpha=alpha, power=power)))
+    while n <= MAX_EXACT_TASKS:
+        if _exact_power_at(n, discordance, d, alpha) >= power:
+            return n
+        n += 1
+    return None
 
 
 def rejection_region(d: int, alpha: float = ALPHA) -> np.ndarray:
@@ -252,7 +362,8 @@ def assess(
     ``p_value`` is the difference test's (Holm-adjusted where it belongs to a family).
     Returns the observed discordance, the smallest difference these tasks could detect
     at ``target_power`` given that discordance (None when no task is discordant: no
-    information to plan from), the TOST result against ``±margin`` and the one-word
+    information to plan from; the exact McNemar test's at one seed), the TOST result
+    against ``±margin`` and the one-word
     verdict (different / equivalent / inconclusive).
 
     With several seeds ``a`` and ``b`` are tasks x seeds: TOST runs on the per-task means,
@@ -281,7 +392,13 @@ def assess(
         else None
     )
     reason = None if detectable is not None else "no discordant task"
-    if detectable is not None:
+    if detectable is not None and seeds == 1:
+        # One seed: the test run is the exact McNemar test, so its own detectable
+        # difference (Connor's approximation is a few tenths of a point optimistic).
+        detectable = exact_detectable_difference(n, psi, alpha=alpha, power=target_power)
+        if detectable is None:
+            reason = "too few discordant tasks for any detectable difference"
+    elif detectable is not None:
         f_rho = 1.0 if rho is None else rho
         if _power_at(n, psi, psi, alpha, seeds, f_rho) < target_power:
             # Even every discordant task on one side stays below the target power: no

@@ -8,14 +8,15 @@ every interval, so S seeds of 40 tasks are never treated as 40 * S independent t
 - **pass@1 mean ± sd**: the mean over seeds of each seed's pass@1, and the standard
   deviation across seeds (ddof 1): how much one run's headline moves with the seed.
 - **task-level interval**: a percentile bootstrap over tasks of each task's mean verdict
-  over seeds (``stats.bootstrap_ci``), so the interval reflects both the tasks drawn and
-  the seeds' agreement on each.
+  over seeds (``stats.proportion_interval``: means over seeds are not binomial counts),
+  so the interval reflects both the tasks drawn and the seeds' agreement on each.
 - **pass^k** (k = S): tasks that every seed solves (reliability, as in tau-bench's
-  pass^k); **pass@k over seeds**: tasks that some seed solves. Both with task
-  bootstrap intervals.
+  pass^k); **pass@k over seeds**: tasks that some seed solves. Both 0/1 per task,
+  with Wilson intervals.
 
 **Seeds that cannot differ.** Where every model call of a set was greedy (temperature
-0) or a replay from the response cache, its seeds repeat one another by construction:
+0 sent: the log's ``temperature_sent``, read in its older forms too by
+:func:`~reflexion_bench.core.types.sent_temperature`) or a replay from the response cache, its seeds repeat one another by construction:
 the spread is 0 and the "seeds" are one run counted S times. :func:`cannot_differ`
 names the reason (also where the seeds' candidates are observed identical on every
 trial of every task, e.g. a deterministic mock), and the report prints it as a warning.
@@ -30,7 +31,8 @@ import numpy as np
 
 from reflexion_bench.analysis.metrics import hidden_verdict
 from reflexion_bench.analysis.runs import Group, SeedSet
-from reflexion_bench.analysis.stats import bootstrap_ci
+from reflexion_bench.analysis.stats import proportion_interval
+from reflexion_bench.core.types import sent_temperature
 
 
 def task_verdicts(group: Group) -> dict[str, tuple[bool | None, bool | None, str | None]]:
@@ -85,6 +87,12 @@ def _greedy_by_config(group: Group) -> bool:
     return bool(group.runs)
 
 
+def _temperature_logged(call: dict[str, Any]) -> bool:
+    """Whether the log says what temperature this call sent (every call since
+    ``seed_sent`` was logged; older calls where the temperature asked for was logged)."""
+    return "seed_sent" in call or call.get("temperature") is not None
+
+
 def cannot_differ(st: SeedSet) -> str | None:
     """Why the seeds of ``st`` cannot (or did not) differ, or None."""
     if st.n_seeds < 2:
@@ -93,9 +101,11 @@ def cannot_differ(st: SeedSet) -> str | None:
     if calls and all(c.get("cached") for c in calls):
         return "every model call was a replay from the response cache"
     live = [c for c in calls if not c.get("cached")]
-    temps = [c.get("temperature") for c in live]
-    if live and all(t is not None for t in temps):
-        if all(float(t) == 0 for t in temps if t is not None):
+    if live and all(_temperature_logged(c) for c in live):
+        # What was sent, not what the role's config asked for: a sampled strategy's
+        # retries send their own temperature, and a temperature not sent at all leaves
+        # the provider's default (sampled), so only a sent 0 is greedy.
+        if all(sent_temperature(c) == 0 for c in live):
             return "every model call was greedy (temperature 0) or a cache replay"
     elif live and all(_greedy_by_config(g) for g in st.members):
         return "the config samples greedily (generate.temperature 0, no retry temperature)"
@@ -129,11 +139,17 @@ def seed_row(st: SeedSet, *, n_resamples: int, seed: int) -> dict[str, Any]:
     row["pass1_by_seed"] = [float(x) for x in per_seed]
     row["pass1_mean"] = float(per_seed.mean())
     row["pass1_sd"] = float(per_seed.std(ddof=1)) if st.n_seeds > 1 else None
-    row["pass1"] = bootstrap_ci(table.mean(axis=1), n_resamples=n_resamples, seed=seed).to_dict()
-    row["pass_hat_k"] = bootstrap_ci(
+    # pass^k and pass@k are 0/1 per task (Wilson); pass@1's per-task means over seeds
+    # are not counts (the task bootstrap), except at one seed.
+    row["pass1"] = proportion_interval(
+        table.mean(axis=1), n_resamples=n_resamples, seed=seed
+    ).to_dict()
+    row["pass_hat_k"] = proportion_interval(
         table.min(axis=1), n_resamples=n_resamples, seed=seed
     ).to_dict()
-    row["pass_at_k"] = bootstrap_ci(table.max(axis=1), n_resamples=n_resamples, seed=seed).to_dict()
+    row["pass_at_k"] = proportion_interval(
+        table.max(axis=1), n_resamples=n_resamples, seed=seed
+    ).to_dict()
     firsts = [_first_try(g) for g in st.members]
     known = [f for f in firsts if f is not None]
     row["first_try_mean"] = float(np.mean(known)) if known else None

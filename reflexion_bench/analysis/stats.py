@@ -1,7 +1,15 @@
-"""Uncertainty for success rates over tasks: bootstrap intervals and paired tests.
+"""Uncertainty for success rates over tasks: intervals and paired tests.
 
-Tasks are the unit of resampling (the paper's numbers are shares of tasks). All
-functions are deterministic given ``seed``.
+Tasks are the unit (the paper's numbers are shares of tasks). All functions are
+deterministic given ``seed``.
+
+**What the tables print.** A share of tasks: the Wilson score interval
+(:func:`proportion_interval`); a paired difference of two shares on the same tasks:
+Newcombe's hybrid score interval (:func:`paired_difference_interval`). At n = 40 near 0
+or 1 the percentile bootstrap covers far less than its nominal 95% (with no success it
+is the point 0), which ``tests/analysis/test_interval_coverage.py`` measures; these two
+keep their coverage there. Per-task means over several seeds are not binomial counts:
+for them the bootstrap below remains.
 
 - :func:`bootstrap_ci`: percentile bootstrap interval of a mean (95% by default).
 - :func:`bootstrap_curve_ci`: the same for every trial of a curve at once, resampling
@@ -185,8 +193,8 @@ def sign_flip_exact(a: np.ndarray, b: np.ndarray) -> SignFlip:
 
 
 def paired_bootstrap_diff(
-    a: Sequence[float],
-    b: Sequence[float],
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
     *,
     level: float = 0.95,
     n_resamples: int = DEFAULT_RESAMPLES,
@@ -245,7 +253,121 @@ def wilson_interval(successes: int, n: int, *, level: float = 0.95) -> Interval:
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return Interval(p, float(max(0.0, centre - half)), float(min(1.0, centre + half)), level)
+    # At 0 or n successes a bound equals p in exact arithmetic; rounding could put it a
+    # hair past p (a negative error bar in a plot), so the bounds are held around p.
+    low = min(p, max(0.0, float(centre - half)))
+    high = max(p, min(1.0, float(centre + half)))
+    return Interval(p, low, high, level)
+
+
+def newcombe_paired_interval(
+    both: int, only_a: int, only_b: int, neither: int, *, level: float = 0.95
+) -> Interval:
+    """Newcombe's hybrid score interval (1998, *Stat. Med.* 17:2635, method 10) of the
+    paired difference ``p_a - p_b`` = ``(only_a - only_b) / n`` of two success rates on
+    the same ``n`` tasks.
+
+    Each rate gets its Wilson interval (``l_a..u_a``, ``l_b..u_b``), and the two are
+    combined with the phi correlation of the 2 x 2 table (0 where a margin is empty)::
+
+        low  = D - sqrt((p_a - l_a)**2 - 2 phi (p_a - l_a)(u_b - p_b) + (u_b - p_b)**2)
+        high = D + sqrt((u_a - p_a)**2 - 2 phi (u_a - p_a)(p_b - l_b) + (p_b - l_b)**2)
+
+    Unlike a percentile bootstrap it does not collapse to a point when no task (or
+    every task) is discordant, and it keeps its coverage near 0 and 1 at n = 40
+    (``tests/analysis/test_interval_coverage.py`` measures it).
+    """
+    counts = (both, only_a, only_b, neither)
+    if min(counts) < 0 or sum(counts) == 0:
+        raise ValueError(f"newcombe_paired_interval needs counts >= 0, not all 0: {counts}")
+    n = sum(counts)
+    a_solved, b_solved = both + only_a, both + only_b
+    pa, pb = a_solved / n, b_solved / n
+    wa = wilson_interval(a_solved, n, level=level)
+    wb = wilson_interval(b_solved, n, level=level)
+    margins = (a_solved, n - a_solved, b_solved, n - b_solved)
+    phi = 0.0
+    if min(margins) > 0:
+        phi = (both * neither - only_a * only_b) / float(np.sqrt(np.prod(margins, dtype=float)))
+    diff = pa - pb
+    dl_a, du_a = pa - wa.low, wa.high - pa
+    dl_b, du_b = pb - wb.low, wb.high - pb
+    low = diff - float(np.sqrt(max(0.0, dl_a**2 - 2 * phi * dl_a * du_b + du_b**2)))
+    high = diff + float(np.sqrt(max(0.0, du_a**2 - 2 * phi * du_a * dl_b + dl_b**2)))
+    return Interval(diff, max(-1.0, low), min(1.0, high), level)
+
+
+def _binary(x: np.ndarray) -> bool:
+    return bool(x.size) and bool(np.all((x == 0) | (x == 1)))
+
+
+def proportion_interval(
+    values: Sequence[float] | np.ndarray,
+    *,
+    level: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Interval:
+    """The interval the tables print for a share of tasks.
+
+    0/1 verdicts (one per task): the Wilson score interval. Per-task means over several
+    seeds are not binomial counts: there the percentile bootstrap over tasks
+    (:func:`bootstrap_ci`). A pooled share over benchmarks passes all tasks together:
+    Wilson's binomial variance is at least the stratified one, so it errs wide.
+    """
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        raise ValueError("proportion_interval needs at least one value")
+    if _binary(x):
+        return wilson_interval(int(x.sum()), int(x.size), level=level)
+    return bootstrap_ci(x, level=level, n_resamples=n_resamples, seed=seed)
+
+
+def proportion_curve_intervals(
+    matrix: Sequence[Sequence[float]] | np.ndarray,
+    *,
+    level: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> list[Interval]:
+    """:func:`proportion_interval` of every column of a tasks x trials (or budgets)
+    matrix: Wilson per column for 0/1 verdicts, else the shared-draw bootstrap band
+    (:func:`bootstrap_curve_ci`)."""
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2 or m.shape[0] == 0:
+        raise ValueError("proportion_curve_intervals needs a non-empty tasks x trials matrix")
+    if _binary(m):
+        n = int(m.shape[0])
+        return [wilson_interval(int(k), n, level=level) for k in m.sum(axis=0)]
+    return bootstrap_curve_ci(m, level=level, n_resamples=n_resamples, seed=seed)
+
+
+def paired_difference_interval(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    level: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> Interval:
+    """The interval the tables print for ``mean(a) - mean(b)`` on the same tasks: for
+    0/1 verdicts Newcombe's hybrid score interval (:func:`newcombe_paired_interval`),
+    for per-task means over seeds the paired percentile bootstrap
+    (:func:`paired_bootstrap_diff`)."""
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.size == 0:
+        raise ValueError("paired_difference_interval needs two equally long, non-empty samples")
+    if _binary(x) and _binary(y):
+        xa, yb = x.astype(bool), y.astype(bool)
+        return newcombe_paired_interval(
+            int((xa & yb).sum()),
+            int((xa & ~yb).sum()),
+            int((~xa & yb).sum()),
+            int((~xa & ~yb).sum()),
+            level=level,
+        )
+    return paired_bootstrap_diff(x, y, level=level, n_resamples=n_resamples, seed=seed)
 
 
 @dataclass(frozen=True)

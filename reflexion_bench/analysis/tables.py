@@ -3,9 +3,10 @@
 :func:`build_report` turns grouped runs into a JSON-friendly dict (every number with
 its interval) and numeric pandas tables; :func:`render` prints those tables as
 Markdown, LaTeX, CSV or JSON. Shares are fractions in the data and percentages in
-Markdown/LaTeX; intervals are 95% percentile bootstraps over tasks
-(:mod:`reflexion_bench.analysis.stats`); paired tests compare strategies on the
-tasks both ran, within one benchmark x model.
+Markdown/LaTeX; intervals are 95% Wilson intervals of a share of tasks and Newcombe's
+paired score intervals of a difference (a task bootstrap for per-task means over
+several seeds: :mod:`reflexion_bench.analysis.stats`); paired tests compare strategies
+on the tasks both ran, within one benchmark x model.
 
 Tables:
 - ``main``: first-try and final success with CIs, fix/break counts, cost per task.
@@ -16,10 +17,10 @@ Tables:
   counts what its live call spent) and "paid now" (only the calls not replayed).
 - ``curve``: success of the submitted candidate after k trials, with CIs (and the
   "solved at any trial" curve where it differs).
-- ``paired``: final success of strategy A vs B on common tasks: difference with a
-  paired bootstrap CI, discordant counts, exact McNemar p-value, and that p-value
-  Holm-adjusted over its family: every pair of one benchmark x model (the
-  ``strategies`` table adjusts the same way, over each reference's comparisons).
+- ``paired``: final success of strategy A vs B on common tasks: difference with
+  Newcombe's paired CI, discordant counts, exact McNemar p-value, and that p-value
+  Holm-adjusted over one family: every pair of the table (each table that tests is one
+  Holm family, stated once in its note).
 - ``self_tests``: the paper's Table 2: self-test verdict vs hidden verdict, rates
   per self-test verdict, and false positives that stopped a task early.
 - ``controls``: per strategy, tasks failed at trial 1, fixed and broken by the end,
@@ -68,9 +69,9 @@ from reflexion_bench.analysis.seeds import task_verdicts as _task_verdicts
 from reflexion_bench.analysis.stats import (
     DEFAULT_RESAMPLES,
     Interval,
-    bootstrap_curve_ci,
     mcnemar_exact,
-    paired_bootstrap_diff,
+    paired_difference_interval,
+    proportion_curve_intervals,
     sign_flip_exact,
 )
 
@@ -115,7 +116,7 @@ def _column_ci(values: list[bool | None], n_resamples: int, seed: int) -> Interv
     if not values or any(v is None for v in values):
         return None
     column = np.array([[float(bool(v))] for v in values])
-    return bootstrap_curve_ci(column, n_resamples=n_resamples, seed=seed)[0]
+    return proportion_curve_intervals(column, n_resamples=n_resamples, seed=seed)[0]
 
 
 def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
@@ -123,13 +124,17 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
     k_max = len(s.get("success_at_trial") or [])
     sub = verdict_matrix(group.records, k_max, kind="submitted")
     solved = verdict_matrix(group.records, k_max, kind="solved")
-    curve_ci = bootstrap_curve_ci(sub[1], n_resamples=n_resamples, seed=seed) if sub else None
+    curve_ci = (
+        proportion_curve_intervals(sub[1], n_resamples=n_resamples, seed=seed) if sub else None
+    )
     solved_ci = (
-        bootstrap_curve_ci(solved[1], n_resamples=n_resamples, seed=seed) if solved else None
+        proportion_curve_intervals(solved[1], n_resamples=n_resamples, seed=seed)
+        if solved
+        else None
     )
     # First-try and final intervals from the task verdicts directly (known even where
-    # intermediate trials are not, as in imported logs); the same seed and task count
-    # give the same resamples as the curve, so they equal its first and last columns.
+    # intermediate trials are not, as in imported logs); Wilson intervals of the same
+    # counts, so they equal the curve's first and last columns.
     verdicts = _task_verdicts(group)
     first_ci = _column_ci([v[0] for v in verdicts.values()], n_resamples, seed)
     final_ci = _column_ci([v[1] for v in verdicts.values()], n_resamples, seed)
@@ -253,10 +258,12 @@ def _paired(
     """Every pair of configurations of one benchmark x model, paired by task over all
     their seeds (a configuration of one seed is one run: McNemar's exact test)."""
     rows = []
+    # One Holm family for the whole table: every pair it tests, over every benchmark x
+    # model (a reader scanning the table for p < 0.05 scans all of them at once).
+    family: list[dict[str, Any]] = []
+    samples: list[tuple[np.ndarray, np.ndarray]] = []
     for (bench, model), sts in _set_clusters(sets).items():
         tables_ = {id(st): verdict_table(st) for st in sts}
-        family: list[dict[str, Any]] = []
-        samples: list[tuple[np.ndarray, np.ndarray]] = []
         for a, b in itertools.combinations(sts, 2):
             (ta, xa_all), (tb, xb_all) = tables_[id(a)], tables_[id(b)]
             index_b = {t: i for i, t in enumerate(tb)}
@@ -266,7 +273,7 @@ def _paired(
             xa = xa_all[[i for i, _ in common]]
             xb = xb_all[[j for _, j in common]]
             ma, mb = xa.mean(axis=1), xb.mean(axis=1)
-            diff = paired_bootstrap_diff(ma, mb, n_resamples=n_resamples, seed=seed)
+            diff = paired_difference_interval(ma, mb, n_resamples=n_resamples, seed=seed)
             row: dict[str, Any] = {
                 "benchmark": bench,
                 "model": model,
@@ -299,13 +306,11 @@ def _paired(
             rows.append(row)
             family.append(row)
             samples.append((xa, xb))
-        # Holm (the strategies table's function) over the family of every pair of this
-        # benchmark x model: the pairs tested together (no pair spans two clusters).
-        adjusted = holm([r["test"]["p_value"] for r in family])
-        for row, adj, (xa, xb) in zip(family, adjusted, samples, strict=True):
-            row["holm"] = {"p": adj, "family": f"{bench} / {model}", "m": len(family)}
-            # "different" only where the family-wise test says so.
-            row["assessment"] = assess(xa, xb, p_value=adj, margin=margin)
+    adjusted = holm([r["test"]["p_value"] for r in family])
+    for row, adj, (xa, xb) in zip(family, adjusted, samples, strict=True):
+        row["holm"] = {"p": adj, "family": "every pair of this table", "m": len(family)}
+        # "different" only where the family-wise test says so.
+        row["assessment"] = assess(xa, xb, p_value=adj, margin=margin)
     return rows
 
 
@@ -1336,18 +1341,24 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " (pass@1 at budget: per task, the verdict of the last trial paid for within the"
             " budget, resampled from the log; final: pass@1 as the run ended, which may"
             " overshoot the budget by the last trial; diff: pass@1 at budget minus the"
-            " reference's on common tasks, paired bootstrap 95% CI; exact McNemar p and"
-            " Holm-adjusted p, each family being one reference's comparisons within one"
-            f" benchmark x model ({_strategy_families(report)}); partial: fewer tasks"
-            " than the largest run" + _detectable(report) + "; " + _verdict_note(report) + ")"
+            " reference's on common tasks, Newcombe's paired score 95% CI; exact McNemar p"
+            " and Holm-adjusted p over one family: "
+            + _strategy_family(report)
+            + "; partial: fewer tasks than the largest run"
+            + _detectable(report)
+            + "; "
+            + _verdict_note(report)
+            + ")"
         )
     if name == "pooled" and (report.get("strategies") or {}).get("pooled"):
         return (
             " (one row per strategy x model run on several benchmarks, each at its own"
             " budget (budgets); pooled over the benchmarks' tasks, every task weighing the"
-            " same; pass@1 at budget and diff: 95% bootstrap CI resampling tasks within"
-            " each benchmark; McNemar p: exact, on the discordant tasks of all benchmarks;"
-            " Holm p within each model x reference family of pooled comparisons; the"
+            " same; pass@1 at budget: Wilson 95% CI and diff: Newcombe's paired score 95%"
+            " CI, of the pooled counts (wider than stratified, never narrower);"
+            " McNemar p: exact, on the discordant tasks of all benchmarks;"
+            f" Holm p over one family: the {_pooled_family(report)} distinct pooled tests of"
+            " this table (a pair listed in both its rows counted once); the"
             " equivalence test runs on the per-task differences of all benchmarks"
             " together, which is conservative under stratification; plus: the same"
             " trials' plus-test verdicts (blank: not every run re-judged under plus);"
@@ -1356,16 +1367,15 @@ def _note(name: str, report: dict[str, Any]) -> str:
             + ")"
         )
     if name == "paired" and report["paired"]:
-        families: dict[str, int] = {}
-        for r in report["paired"]:
-            holm_ = r.get("holm") or {}
-            families.setdefault(str(holm_.get("family")), int(holm_.get("m") or 0))
-        sizes = "; ".join(f"{f}, {m} pairs" for f, m in families.items())
+        m = len(report["paired"])
         return (
-            " (A - B: final pass@1 of A minus B's on the tasks both ran, paired bootstrap 95%"
-            " CI; McNemar p: exact test on the discordant tasks; Holm p: McNemar p"
-            " Holm-adjusted over its family, every pair of the same benchmark x model:"
-            f" {sizes}; " + _seeds_note(report) + _verdict_note(report) + ")"
+            " (A - B: final pass@1 of A minus B's on the tasks both ran, Newcombe's paired"
+            " score 95% CI (a paired bootstrap where a side has several seeds); McNemar p:"
+            " exact test on the discordant tasks; Holm p: McNemar p Holm-adjusted over one"
+            f" family, the {m} pairs of this table; "
+            + _seeds_note(report)
+            + _verdict_note(report)
+            + ")"
         )
     if name == "seeds" and report.get("seeds"):
         return (
@@ -1373,8 +1383,9 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " pass@1 mean ± sd: each seed's pass@1 averaged over seeds, sd across seeds;"
             " pass@1 over tasks: each task's mean verdict over seeds, 95% bootstrap CI"
             " resampling tasks (the task is the unit, not task x seed); pass^k: tasks"
-            " every seed solves; pass@k: tasks some seed solves; over the tasks every seed"
-            " finished with a verdict; cannot differ: why the seeds repeat one another)"
+            " every seed solves; pass@k: tasks some seed solves (Wilson 95% CIs); over the"
+            " tasks every seed finished with a verdict; cannot differ: why the seeds repeat"
+            " one another)"
         )
     if name == "main":
         return (
@@ -1432,26 +1443,27 @@ def _verdict_note(report: dict[str, Any]) -> str:
         " (--equivalence-margin); otherwise inconclusive: the data can tell neither, which is"
         " not evidence of no difference; detectable difference: the smallest paired"
         " difference these tasks detect with 80% power at alpha 0.05 given the observed"
-        " share of discordant tasks (Connor's approximation to McNemar; reflexion-bench plan),"
+        " share of discordant tasks (the exact McNemar test's power; reflexion-bench plan),"
         " blank where these tasks cannot reach that power at any difference: no discordant"
         " task, or so few that even all of them on one side would not reach it"
     )
 
 
-def _strategy_families(report: dict[str, Any]) -> str:
-    """The Holm families of the strategies table and their sizes, e.g. ``humaneval / m vs
-    retry: 9, vs reflexion: 9``."""
-    sizes: dict[str, dict[str, int]] = {}
-    for r in (report.get("strategies") or {}).get("rows") or []:
-        per = sizes.setdefault(f"{r['benchmark']} / {r['model']}", {})
-        for ref in ("retry", "reflexion"):
-            if r.get(f"vs_{ref}"):
-                per[ref] = per.get(ref, 0) + 1
-    return "; ".join(
-        f"{cluster} " + ", ".join(f"vs {ref}: {m}" for ref, m in per.items())
-        for cluster, per in sizes.items()
-        if per
-    )
+def _strategy_family(report: dict[str, Any]) -> str:
+    """The strategies table's one Holm family, e.g. ``the 17 distinct tests of this table
+    (a pair listed in both its rows counted once)``."""
+    m = int(((report.get("strategies") or {}).get("detectable") or {}).get("holm_family") or 0)
+    return f"the {m} distinct tests of this table (a pair listed in both its rows counted once)"
+
+
+def _pooled_family(report: dict[str, Any]) -> int:
+    tests = {
+        (r["model"], frozenset((r["strategy"], ref)))
+        for r in (report.get("strategies") or {}).get("pooled") or []
+        for ref in ("retry", "reflexion")
+        if r.get(f"vs_{ref}")
+    }
+    return len(tests)
 
 
 def _detectable(report: dict[str, Any]) -> str:
@@ -1461,7 +1473,7 @@ def _detectable(report: dict[str, Any]) -> str:
     n = int(det["n_tasks"])
     d1 = int(det["min_one_sided_discordant"])
     dh = int(det["min_one_sided_discordant_holm"])
-    m = int(det.get("comparisons_per_reference") or 0)
+    m = int(det.get("holm_family") or 0)
     one = (
         f"; what {n} paired tasks can detect: an exact McNemar p < 0.05 needs at least {d1}"
         f" discordant tasks all favouring one side ({100 * d1 / n:.1f} points of pass@1)"
@@ -1485,7 +1497,8 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
             lines.append(f"**{warning}**")
     if name == "main":
         lines.append(
-            "Shares in %, [95% bootstrap CI over tasks]; published rows are the paper's printed figures."
+            "Shares in %, [95% Wilson CI over tasks]; published rows are the paper's printed"
+            " figures."
         )
         for bench, why in (report.get("published_missing") or {}).items():
             lines.append(f"No published figure for {bench}: {why}.")

@@ -1,7 +1,7 @@
 """``reflexion-bench plan``: what a paired comparison can detect, before anything runs.
 
     reflexion-bench plan --tasks N --discordance PSI [--effect D] [--seeds S]
-                         [--seed-correlation RHO] [--alpha 0.05] [--power 0.8]
+                         [--seed-correlation RHO] [--alpha 0.05] [--power 0.8] [--holm M]
     reflexion-bench plan --pilot RUN_A RUN_B [--tasks N] [--effect D] ...
     reflexion-bench plan --paper humaneval-py [--audit results/paper-audit/claims.json] ...
     reflexion-bench plan --budget-from RUN_DIR [--verdict-trial 2] [--round-to 500]
@@ -13,8 +13,11 @@ both fractions of tasks. The discordance can instead come from an earlier pair o
 (``--paper ID``: a paired row of the committed paper audit, by its id; ``--scoring``
 picks the logged verdicts or the audit's re-scored ones). With ``--effect`` (or a
 pilot's observed effect) the command prints ``<N> tasks needed``; with ``--tasks`` it
-prints the detectable difference as ``<x> points``. Formulas:
-:mod:`reflexion_bench.analysis.power`.
+prints the detectable difference as ``<x> points``. With one seed these are the figures
+of the exact McNemar test the tables run (its power enumerated exactly), Connor's normal
+approximation printed beside them in brackets; with several seeds, Connor's with the
+seeds' design effect. ``--holm M`` plans one test of a Holm family of M at ``alpha / M``
+(Holm's first step). Formulas: :mod:`reflexion_bench.analysis.power`.
 
 ``--budget-from`` plans the other half of an equal-budget study, its per-task token
 budget, from a logged run of the strategy whose retries the budget must pay for
@@ -62,6 +65,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--alpha", type=float, default=pw.ALPHA, help="two-sided level (0.05)")
     p.add_argument("--power", type=float, default=pw.POWER, help="target power (0.8)")
+    p.add_argument(
+        "--holm",
+        type=int,
+        default=1,
+        metavar="M",
+        help="the comparison is one of a Holm family of M tests: plan at alpha / M, the "
+        "level of Holm's first step (1: no family)",
+    )
     p.add_argument(
         "--pilot", nargs=2, type=Path, metavar=("RUN_A", "RUN_B"), help="two run folders"
     )
@@ -197,11 +208,26 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
             rho, rho_source = pilot.rho, "from the pilot"
         else:
             rho, rho_source = 1.0, "assumed (seeds add nothing unless they differ)"
-    common = {"alpha": args.alpha, "seeds": args.seeds, "rho": rho}
+    if args.holm < 1:
+        raise ValueError(
+            f"--holm M: M is the number of tests in the family (>= 1), got {args.holm}"
+        )
+    # Holm's first step tests the smallest p-value at alpha / M: plan for that.
+    level = args.alpha / args.holm
+    common = {"alpha": level, "seeds": args.seeds, "rho": rho}
+    # The exact test's figures where the exact test is the one run (one seed); with
+    # several seeds the test is the sign-flip test on per-task means, planned by Connor's
+    # approximation with the seeds' design effect.
+    exact = args.seeds == 1
     out: dict[str, Any] = {
         "discordance": psi,
         "discordance_source": source,
         "alpha": args.alpha,
+        "holm": args.holm,
+        "alpha_test": level,
+        "method": "exact McNemar test (enumeration)"
+        if exact
+        else "Connor's normal approximation x the seeds' design effect",
         "power_target": args.power,
         "seeds": args.seeds,
         "seed_correlation": rho,
@@ -211,25 +237,43 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
     }
     if n is not None:
         out["tasks"] = n
-        out["detectable_difference"] = pw.detectable_difference(n, psi, power=args.power, **common)
+        connor = pw.detectable_difference(n, psi, power=args.power, **common)
+        out["detectable_difference_connor"] = connor
+        out["detectable_difference"] = (
+            pw.exact_detectable_difference(n, psi, alpha=level, power=args.power)
+            if exact
+            # Connor's solver returns the discordance itself when nothing is detectable.
+            else (None if connor >= psi else connor)
+        )
     if effect is not None:
         out["effect"] = effect
-        out["tasks_needed"] = pw.tasks_needed(psi, effect, power=args.power, **common)
+        connor_n = pw.tasks_needed(psi, effect, power=args.power, **common)
+        out["tasks_needed_connor"] = connor_n
+        out["tasks_needed"] = (
+            pw.exact_tasks_needed(psi, effect, alpha=level, power=args.power) if exact else connor_n
+        )
         if n is not None:
-            out["power_at_tasks"] = pw.power(n, psi, effect, **common)
-            if args.seeds == 1:
-                d = abs(effect)
-                out["exact_power_at_tasks"] = pw.exact_power(
-                    n, (psi - d) / 2, (psi + d) / 2, alpha=args.alpha
-                )
+            out["power_at_tasks_connor"] = pw.power(n, psi, effect, **common)
+            d = abs(effect)
+            out["power_at_tasks"] = (
+                pw.exact_power(n, (psi - d) / 2, (psi + d) / 2, alpha=level)
+                if exact
+                else out["power_at_tasks_connor"]
+            )
     return out
 
 
 def render(p: dict[str, Any]) -> str:
     seeds = p["seeds"]
+    exact = seeds == 1
+    level = f"alpha {p['alpha']} two-sided"
+    if p["holm"] > 1:
+        level += f", Holm over {p['holm']} tests: first step at {p['alpha_test']:.4g}"
     lines = [
-        f"paired comparison: alpha {p['alpha']} two-sided, power {p['power_target']}, "
+        f"paired comparison: {level}, power {p['power_target']}, "
         f"discordance {p['discordance']:.3f} ({p['discordance_source']})",
+        f"figures of the {p['method']}"
+        + ("; Connor's normal approximation in brackets" if exact else ""),
     ]
     if (
         seeds > 1
@@ -241,24 +285,30 @@ def render(p: dict[str, Any]) -> str:
         )
     if "detectable_difference" in p:
         dd = p["detectable_difference"]
-        if dd >= p["discordance"]:
-            # detectable_difference returns the discordance when even every discordant
-            # task on one side stays below the power: then nothing is detectable.
+        connor = p["detectable_difference_connor"]
+        approx = f" [Connor: {100 * connor:.1f}]" if exact and connor < p["discordance"] else ""
+        if dd is None:
             lines.append(
                 f"detectable difference at {p['tasks']} tasks: none: at discordance "
-                f"{p['discordance']:.3f} even a {100 * dd:.1f}-point difference (every "
-                "discordant task on one side) stays below the target power"
+                f"{p['discordance']:.3f} even a {100 * p['discordance']:.1f}-point difference "
+                "(every discordant task on one side) stays below the target power"
             )
         else:
-            lines.append(f"detectable difference at {p['tasks']} tasks: {100 * dd:.1f} points")
+            lines.append(
+                f"detectable difference at {p['tasks']} tasks: {100 * dd:.1f} points{approx}"
+            )
     if "tasks_needed" in p:
-        lines.append(
-            f"effect {100 * abs(p['effect']):.1f} points: {p['tasks_needed']} tasks needed"
+        need = p["tasks_needed"]
+        approx = f" [Connor: {p['tasks_needed_connor']}]" if exact else ""
+        count = (
+            f"more than {pw.MAX_EXACT_TASKS:,} tasks needed"
+            if need is None
+            else f"{need} tasks needed"
         )
+        lines.append(f"effect {100 * abs(p['effect']):.1f} points: {count}{approx}")
         if "power_at_tasks" in p:
-            exact = p.get("exact_power_at_tasks")
-            tail = "" if exact is None else f" (exact McNemar test: {exact:.2f})"
-            lines.append(f"power at {p['tasks']} tasks: {p['power_at_tasks']:.2f}{tail}")
+            approx = f" [Connor: {p['power_at_tasks_connor']:.2f}]" if exact else ""
+            lines.append(f"power at {p['tasks']} tasks: {p['power_at_tasks']:.2f}{approx}")
     return "\n".join(lines)
 
 

@@ -7,7 +7,8 @@
 
 RUN_DIR may be a run folder, a sweep folder (searched recursively for log.jsonl) or
 a log file. Runs are grouped by benchmark x strategy x model into paper-style tables
-with 95% bootstrap intervals and paired tests (Holm-adjusted); ``--paper`` adds the
+with 95% intervals (Wilson for a share, Newcombe's for a paired difference) and paired
+tests (Holm-adjusted, one family per table); ``--paper`` adds the
 paper's published figures as labelled reference rows; ``--out`` also writes every
 table, the JSON and the figures (PNG + PDF) into DIR, with ``manifest.txt`` listing
 them. Each run folder's summary.json and curve.png are refreshed on the way, the figure
@@ -75,7 +76,12 @@ def _parser() -> argparse.ArgumentParser:
         help="figures for --out: paper (default; 3.4 in wide, one column of a two-column "
         "paper, 300 dpi PNG + vector PDF) or screen (6.4 in, larger type)",
     )
-    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        help="bootstrap resamples (intervals of per-task means over seeds)",
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument(
         "--equivalence-margin",

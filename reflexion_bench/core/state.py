@@ -132,8 +132,9 @@ class TaskState:
         # as what it adds to the same role's previous call (core/calllog.py).
         request, full_chars = _logged_messages(messages, cfg.max_reply_chars)
         base, logged = self._delta_to_previous(role, request)
-        # What went out: a client may not send the temperature (Anthropic's omit).
-        sent = "temperature" not in tuple(getattr(client, "unsent_params", ()) or ())
+        # What went out, which the config asked for need not be: a sampled strategy's
+        # wrapper replaces the temperature and seed, a provider may drop either.
+        sent = client.sent_params(cfg)
         try:
             out = await client.generate(messages, cfg)
         except Exception as exc:
@@ -149,7 +150,8 @@ class TaskState:
                     error=f"{type(exc).__name__}: {exc}",
                     retries=int(getattr(exc, "retries", 0)),
                     temperature=cfg.temperature,
-                    temperature_sent=sent,
+                    temperature_sent=sent.temperature,
+                    seed_sent=sent.seed,
                     endpoint_failovers=getattr(exc, "endpoint_failovers", None),
                     messages=logged,
                     messages_chars=full_chars,
@@ -178,7 +180,8 @@ class TaskState:
                 reply_chars=out.reply_chars,
                 max_reply_chars=None if out.reply_chars is None else cfg.max_reply_chars,
                 temperature=cfg.temperature,
-                temperature_sent=sent,
+                temperature_sent=sent.temperature,
+                seed_sent=sent.seed,
                 endpoint=out.endpoint,
                 endpoint_failovers=out.endpoint_failovers,
                 messages=logged,

@@ -7,6 +7,7 @@ up in the run log, and the run log is the source of truth for every report.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -45,6 +46,19 @@ class GenerateConfig:
 
     def replace(self, **changes: Any) -> GenerateConfig:
         return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class SentParams:
+    """The sampling values one request actually carried (None: the field was not sent).
+
+    What a role asks for (``GenerateConfig``) is not always what goes out: a sampled
+    strategy's wrapper replaces the temperature and seed, and a provider may drop a
+    field it does not take. The run log records these beside the request.
+    """
+
+    temperature: float | None
+    seed: int | None
 
 
 @dataclass
@@ -109,9 +123,15 @@ class ModelCall:
     temperature: float | None = None
     """The sampling temperature asked for: the report tells seeds that cannot differ
     (every call greedy) from seeds that could."""
-    temperature_sent: bool | None = None
-    """Whether ``temperature`` went out with the request (False: the client does not send
-    it, e.g. ``model=anthropic`` with ``model.sampling=omit``; None in older logs)."""
+    temperature_sent: float | None = None
+    """The temperature that went out with the request: after any override by a sampled
+    strategy (its trials 2..K send ``retry_temperature``, not ``temperature``), None where
+    the client sends none (``model=anthropic`` with ``model.sampling=omit``). Older logs
+    hold a boolean here (or nothing): read it with :func:`sent_temperature`."""
+    seed_sent: int | None = None
+    """The seed that went out with the request (a sampled call's derived sample seed,
+    :func:`reflexion_bench.core.sampling.sample_seed`), None where none was sent (no
+    seed configured, or a provider without one, e.g. Anthropic). Absent in older logs."""
     endpoint: str | None = None
     """The URL of the server that answered (set by a pool of servers; None in older logs)."""
     endpoint_failovers: list[str] | None = None
@@ -178,6 +198,32 @@ class Score:
     value: float | None = None
     detail: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def sent_temperature(call: Mapping[str, Any]) -> float | None:
+    """The temperature a logged model call (one ``model_calls`` entry of the run log)
+    sent, None where it sent none.
+
+    Three forms are read: a number or null in ``temperature_sent`` (current logs, beside
+    ``seed_sent``); a boolean there (older logs: whether the ``temperature`` asked for
+    went out, with no wrapper override visible); no such field (older still, and
+    imported logs), where the temperature asked for is taken as sent.
+    """
+    sent = call.get("temperature_sent")
+    asked = call.get("temperature")
+    if isinstance(sent, bool):  # before bool, an int: the older boolean form
+        return float(asked) if sent and asked is not None else None
+    if sent is None:
+        if "seed_sent" in call:  # the current form: null is "not sent"
+            return None
+        return None if asked is None else float(asked)
+    return float(sent)
+
+
+def sent_seed(call: Mapping[str, Any]) -> int | None:
+    """The seed a logged model call sent (None: none, or a log older than the field)."""
+    seed = call.get("seed_sent")
+    return None if seed is None or isinstance(seed, bool) else int(seed)
 
 
 def to_jsonable(obj: Any) -> Any:

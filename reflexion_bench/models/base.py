@@ -10,7 +10,7 @@ import abc
 from collections.abc import Sequence
 from typing import Any
 
-from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
+from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput, SentParams
 
 
 class ModelError(RuntimeError):
@@ -79,6 +79,26 @@ class ModelClient(abc.ABC):
         if base_url:
             out["base_url"] = public_url(str(base_url))
         return out
+
+    def sent_params(self, config: GenerateConfig) -> SentParams:
+        """The temperature and seed this client puts into the request for ``config``
+        (None: not sent). The run log records them beside what was asked for, so a
+        report never mistakes a setting that a wrapper overrode, or a provider dropped,
+        for the one that went out.
+
+        The default: ``config``'s values, minus the fields named by the client's
+        ``unsent_params`` (Anthropic) or ``omit_params`` (OpenAI-compatible servers).
+        A client that changes the config before sending overrides this.
+        """
+        # Read by name: these are per-provider attributes, not part of this interface
+        # (``unsent_params`` also keys the response cache, so it is not widened here).
+        unsent = set(getattr(self, "unsent_params", ()) or ()) | set(
+            getattr(self, "omit_params", ()) or ()
+        )
+        return SentParams(
+            temperature=None if "temperature" in unsent else float(config.temperature),
+            seed=None if "seed" in unsent or config.seed is None else int(config.seed),
+        )
 
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Acquire resources (start a server, open a connection pool)."""

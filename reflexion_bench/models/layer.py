@@ -49,7 +49,7 @@ from tenacity import (
 
 from reflexion_bench.config import redact_text
 from reflexion_bench.core.errors import ConfigError
-from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput
+from reflexion_bench.core.types import GenerateConfig, Message, ModelOutput, SentParams
 from reflexion_bench.models.base import (
     BudgetExceeded,
     CacheMissError,
@@ -443,6 +443,10 @@ class ModelLayer(ModelClient):
     def unsent_params(self) -> tuple[str, ...]:
         """Sampling fields the client does not send (e.g. Anthropic's temperature)."""
         return tuple(getattr(self.client, "unsent_params", ()))
+
+    def sent_params(self, config: GenerateConfig) -> SentParams:
+        # The wrapped provider decides what goes out (its omitted or unsent fields).
+        return self.client.sent_params(config)
 
     def cacheable(self, config: GenerateConfig) -> bool:
         """Greedy calls are cached; samples only with an explicit index or ``cache_sampled``.

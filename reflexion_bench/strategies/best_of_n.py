@@ -7,8 +7,10 @@ self-test pass), else the last one. It shares the loop: one sample per trial.
 Sampling: trial 1 is the run's ordinary first attempt (greedy at the default
 temperature 0, the same trial 1 every other strategy has, so comparisons at trial 1
 are exact); trials 2..n are drawn at ``temperature`` with ``sample_index = trial - 1``
-(part of the request cache key) and, when the run has a seed, ``seed + sample_index``
-(so backends that honour a seed do not return the same sample n times). To sample
+(part of the request cache key) and, when the run has a seed, a seed of their own
+derived from the run's seed and the sample index
+(:func:`reflexion_bench.core.sampling.sample_seed`: one-to-one, so backends that honour a
+seed neither return the same sample n times nor share samples between run seeds). To sample
 trial 1 too, set ``generate.temperature > 0`` for the run (that also applies to the
 other roles). Only the actor's calls of trials 2..n are changed: self-test
 generation and every other role keep the run's settings.
@@ -28,8 +30,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.sampling import sample_seed
 from reflexion_bench.core.state import TaskState
-from reflexion_bench.core.types import Attempt, Feedback, GenerateConfig, Message, ModelOutput
+from reflexion_bench.core.types import (
+    Attempt,
+    Feedback,
+    GenerateConfig,
+    Message,
+    ModelOutput,
+    SentParams,
+)
 from reflexion_bench.memory.base import MemoryEntry
 from reflexion_bench.models.base import ModelClient
 from reflexion_bench.reflectors.base import Reflector
@@ -53,12 +63,19 @@ class SampledClient(ModelClient):
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 
-    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> ModelOutput:
-        seed = None if config.seed is None else int(config.seed) + self.sample_index
-        cfg = config.replace(
+    def sampled(self, config: GenerateConfig) -> GenerateConfig:
+        """``config`` as this client sends it: its temperature, its sample index and the
+        sample's own seed (:func:`~reflexion_bench.core.sampling.sample_seed`)."""
+        seed = None if config.seed is None else sample_seed(int(config.seed), self.sample_index)
+        return config.replace(
             temperature=self.temperature, sample_index=self.sample_index, seed=seed
         )
-        return await self.inner.generate(messages, cfg)
+
+    def sent_params(self, config: GenerateConfig) -> SentParams:
+        return self.inner.sent_params(self.sampled(config))
+
+    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> ModelOutput:
+        return await self.inner.generate(messages, self.sampled(config))
 
 
 @dataclass

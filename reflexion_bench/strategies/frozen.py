@@ -26,7 +26,14 @@ from typing import Any
 
 from reflexion_bench.actors.base import Actor
 from reflexion_bench.core.state import TaskState
-from reflexion_bench.core.types import Attempt, Feedback, Message, ModelCall
+from reflexion_bench.core.types import (
+    Attempt,
+    Feedback,
+    Message,
+    ModelCall,
+    sent_seed,
+    sent_temperature,
+)
 from reflexion_bench.evaluators.base import Evaluator
 from reflexion_bench.strategies.source import load_source
 
@@ -52,6 +59,9 @@ def _replayed_call(call: dict[str, Any]) -> ModelCall:
         served_model=call.get("served_model"),
         system_fingerprint=call.get("system_fingerprint"),
         temperature=call.get("temperature"),
+        # What the source call sent (read in any of the log's forms): the replay is that call.
+        temperature_sent=sent_temperature(call),
+        seed_sent=sent_seed(call),
     )
 
 

@@ -272,6 +272,7 @@ _CALL_KEYS = (
     "reply",
     "messages_chars",
     "temperature_sent",
+    "seed_sent",
 )
 
 

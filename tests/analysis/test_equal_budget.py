@@ -121,7 +121,7 @@ def test_detectable_note_names_holm_only_when_there_is_a_family() -> None:
             "n_tasks": 40,
             "min_one_sided_discordant": 6,
             "min_one_sided_discordant_holm": 9,
-            "comparisons_per_reference": m,
+            "holm_family": m,
         }
         return _detectable({"strategies": {"detectable": det}})
 
@@ -194,7 +194,38 @@ async def test_pooled_rows_stratify_by_benchmark_and_sum_the_discordant_tasks(
     assert ref["budgets"] == {"toyA": 60.0, "toyB": 60.0}
     md = render(report, "md", ["pooled"])
     assert "Pooled over benchmarks" in md and "toyA (4) + toyB (5)" in md
-    assert "resampling tasks within each benchmark" in md
+    assert "Wilson 95% CI" in md and "one family" in md
+
+
+async def test_each_table_is_one_holm_family_and_a_test_has_one_adjusted_p(
+    tmp_path: Path,
+) -> None:
+    """The strategies table over two benchmarks: reflexion vs retry (in reflexion's row)
+    and retry vs reflexion (in retry's) are one test per benchmark; Holm runs once over
+    the table's distinct tests, so both listings carry the same adjusted p, which is
+    Holm's over the two benchmarks' p-values together (not each benchmark alone)."""
+    report = await two_benchmark_report(tmp_path)
+    section = report["strategies"]
+    per = {(r["benchmark"], r["strategy"]): r for r in section["rows"]}
+    raw = []
+    for bench in ("toyA", "toyB"):
+        this = per[(bench, "reflexion")]["vs_retry"]
+        mirror = per[(bench, "retry")]["vs_reflexion"]
+        assert this["p"] == mirror["p"] and this["p_holm"] == mirror["p_holm"]
+        raw.append(this["p"])
+    adjusted = holm(raw)
+    for bench, adj in zip(("toyA", "toyB"), adjusted, strict=True):
+        assert per[(bench, "reflexion")]["vs_retry"]["p_holm"] == pytest.approx(adj)
+    assert section["detectable"]["holm_family"] == 2
+    note = render(report, "md", ["strategies"])
+    assert "over one family: the 2 distinct tests of this table" in note
+    # The pooled table: its own family, reflexion vs retry and retry vs reflexion once.
+    pooled = {r["strategy"]: r for r in section["pooled"]}
+    assert pooled["reflexion"]["vs_retry"]["p_holm"] == pytest.approx(
+        pooled["reflexion"]["vs_retry"]["p"]
+    )
+    assert pooled["retry"]["vs_reflexion"]["p_holm"] == pooled["reflexion"]["vs_retry"]["p_holm"]
+    assert "the 1 distinct pooled tests" in render(report, "md", ["pooled"])
 
 
 async def test_readme_answer_block_states_the_reports_comparisons_in_words(

@@ -119,11 +119,76 @@ def test_seed_correlation_of_identical_and_independent_seeds() -> None:
 def test_plan_prints_tasks_needed_and_points(capsys: pytest.CaptureFixture[str]) -> None:
     assert plan.main(["--tasks", "164", "--discordance", "0.067", "--effect", "0.055"]) == 0
     out = capsys.readouterr().out
-    needed = int(next(x for x in out.splitlines() if "tasks needed" in x).split()[-3])
+    line = next(x for x in out.splitlines() if "tasks needed" in x)
+    needed = int(line.split(": ")[1].split()[0])
     assert abs(needed - 172) <= 17
+    # The exact test's figure, with Connor's in brackets as the labelled approximation.
+    assert f"[Connor: {pw.tasks_needed(0.067, 0.055)}]" in line
     assert plan.main(["--tasks", "40", "--discordance", "0.2"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if "points" in x)
-    assert abs(float(line.split()[-2]) - 19) < 1.5
+    assert abs(float(line.split(": ")[1].split()[0]) - 19) < 1.5
+
+
+def _simulated_power(n: int, psi: float, effect: float, alpha: float, sims: int) -> float:
+    """Share of ``sims`` simulated studies of ``n`` tasks that the exact McNemar test
+    (``stats.mcnemar_exact``, what the tables run) rejects at ``alpha``."""
+    rng = np.random.default_rng(48)
+    p10, p01 = (psi + effect) / 2, (psi - effect) / 2
+    cells = rng.multinomial(n, [p10, p01, 1 - psi], size=sims)
+    hits = 0
+    for only_a, only_b, _ in cells:
+        a = [True] * only_a + [False] * only_b
+        hits += mcnemar_exact(a, [not x for x in a]).p_value <= alpha
+    return hits / sims
+
+
+def test_plan_prints_the_exact_tests_detectable_difference(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The judged figure: 364 tasks at discordance 0.203 detect 6.8 points with the exact
+    test (Connor's approximation says 6.6). Checked against simulation of the test."""
+    assert plan.main(["--tasks", "364", "--discordance", "0.203"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("detectable difference"))
+    points = float(line.split(": ")[1].split()[0])
+    assert abs(points - 6.8) <= 0.1, line
+    assert "[Connor: 6.6]" in line
+    # Simulated power of the exact test: ~0.8 at the printed difference, and clearly
+    # below at Connor's (6.6 points is not detectable with 80% power by this test).
+    sims = 4000
+    se = math.sqrt(0.8 * 0.2 / sims)
+    at_exact = _simulated_power(364, 0.203, points / 100, 0.05, sims)
+    assert abs(at_exact - 0.8) < 4 * se + 0.005  # 0.005: the printed figure's rounding
+    assert _simulated_power(364, 0.203, 0.066, 0.05, sims) < 0.8 - se
+
+
+def test_holm_plans_at_the_first_steps_level(capsys: pytest.CaptureFixture[str]) -> None:
+    assert plan.main(["--tasks", "364", "--discordance", "0.203", "--holm", "3", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["alpha_test"] == pytest.approx(0.05 / 3)
+    dd = data["detectable_difference"]
+    assert dd > pw.exact_detectable_difference(364, 0.203)
+    sims = 4000
+    at = _simulated_power(364, 0.203, dd, 0.05 / 3, sims)
+    assert abs(at - 0.8) < 4 * math.sqrt(0.16 / sims)
+    assert plan.main(["--tasks", "364", "--discordance", "0.203", "--holm", "0"]) == 2
+
+
+def test_exact_tasks_needed_is_the_first_n_reaching_the_power() -> None:
+    for psi, d in ((0.067, 0.055), (0.2, 0.08)):
+        n = pw.exact_tasks_needed(psi, d)
+        assert n is not None
+        assert pw.exact_power(n, (psi - d) / 2, (psi + d) / 2) >= 0.8
+        below = [m for m in range(int(0.8 * pw.tasks_needed(psi, d)), n)]
+        assert all(pw.exact_power(m, (psi - d) / 2, (psi + d) / 2) < 0.8 for m in below)
+
+
+def test_critical_counts_are_the_binomial_tests_rejection_regions() -> None:
+    for alpha in (0.05, 0.05 / 3, 0.01):
+        c = pw.critical_counts(60, alpha)
+        for d in range(1, 61):
+            expected = [k for k in range(d + 1) if c[d] >= 0 and (k <= c[d] or k >= d - c[d])]
+            assert pw.rejection_region(d, alpha).tolist() == expected
 
 
 def test_plan_json_and_errors(capsys: pytest.CaptureFixture[str]) -> None:

@@ -239,7 +239,7 @@ def test_cli(sweep: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert report_cmd.main([str(tmp_path / "missing")]) == 2
 
 
-def test_paired_table_is_holm_adjusted_within_each_benchmark_and_model(sweep: Path) -> None:
+def test_paired_table_is_one_holm_family(sweep: Path) -> None:
     from reflexion_bench.analysis.equal_budget import holm
 
     report = build_comparison([sweep], n_resamples=300)
@@ -248,7 +248,9 @@ def test_paired_table_is_holm_adjusted_within_each_benchmark_and_model(sweep: Pa
     raw = [r["mcnemar"]["p_value"] for r in pairs]
     # The strategies table's Holm function, over the family of all 10 pairs.
     assert [r["holm"]["p"] for r in pairs] == pytest.approx(holm(raw))
-    assert {(r["holm"]["family"], r["holm"]["m"]) for r in pairs} == {("toy / mock", 10)}
+    assert {(r["holm"]["family"], r["holm"]["m"]) for r in pairs} == {
+        ("every pair of this table", 10)
+    }
     assert all(r["holm"]["p"] >= r["mcnemar"]["p_value"] for r in pairs)
     frame = tables(report)["paired"]
     assert list(frame.columns[-5:]) == [
@@ -260,8 +262,8 @@ def test_paired_table_is_holm_adjusted_within_each_benchmark_and_model(sweep: Pa
     ]
     md = render(report, "md", ["paired"])
     assert "| McNemar p | Holm p | Holm family size | verdict |" in md
-    assert "every pair of the same benchmark x model: toy / mock, 10 pairs; verdict:" in md
-    assert "toy / mock, 10 pairs; verdict:" in render(report, "latex", ["paired"])
+    assert "one family, the 10 pairs of this table; verdict:" in md
+    assert "the 10 pairs of this table; verdict:" in render(report, "latex", ["paired"])
 
 
 def test_every_comparison_has_a_verdict_and_a_detectable_difference(sweep: Path) -> None:

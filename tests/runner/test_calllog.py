@@ -106,5 +106,5 @@ async def test_a_temperature_the_client_does_not_send_is_logged_as_not_sent() ->
     state.services.model = Unsent(responder=lambda m, c: "ok")
     await state.generate("actor", [Message("user", "hi")])
     first, second = state.pending_calls
-    assert first.temperature_sent is True and second.temperature_sent is False
+    assert first.temperature_sent == 0.0 and second.temperature_sent is None
     assert second.temperature == first.temperature  # what was asked is kept beside it
