@@ -270,14 +270,24 @@ def build_comparison(
     n_resamples: int = 10_000,
     seed: int = 0,
     equivalence_margin: float = 0.05,
+    budget_unit: str = "tokens",
+    submit: str = "last",
 ) -> dict[str, Any]:
     """The multi-run report (see :mod:`reflexion_bench.analysis.tables`) of every run
-    folder under ``paths`` (run folders, sweep folders or log files)."""
+    folder under ``paths`` (run folders, sweep folders or log files), with the budget
+    curves in ``budget_unit`` (:mod:`reflexion_bench.analysis.budget_curve`), every
+    number read under the submission rule ``submit``
+    (:mod:`reflexion_bench.analysis.submission`)."""
+    from reflexion_bench.analysis.budget_curve import budget_curve_section, check_unit
+    from reflexion_bench.analysis.feedback import confusion_by_trial, rewrites
     from reflexion_bench.analysis.runs import load_groups
+    from reflexion_bench.analysis.submission import resubmit_groups
     from reflexion_bench.analysis.tables import build_report
 
+    check_unit(budget_unit)  # before the work, not after it
     groups = load_groups(paths)
-    return build_report(
+    original = resubmit_groups(groups, submit)
+    report = build_report(
         groups,
         paper=paper,
         axis=axis,
@@ -286,6 +296,18 @@ def build_comparison(
         seed=seed,
         equivalence_margin=equivalence_margin,
     )
+    if original:
+        report["settings"]["submit"] = submit  # absent under `last`: reports as before
+        # Per-trial tables pair a trial's in-loop verdict with its own hidden verdict.
+        for g, data in zip(groups, report["groups"], strict=True):
+            data["self_test_by_trial"] = confusion_by_trial(original[id(g)])
+            data["rewrites"] = rewrites(original[id(g)])
+    curves = budget_curve_section(
+        groups, unit=budget_unit, submit=submit, n_resamples=n_resamples, seed=seed
+    )
+    if curves["curves"]:  # absent without a reference strategy: such reports are unchanged
+        report["budget_curves"] = curves
+    return report
 
 
 #: The list of files a report folder's last ``write_comparison`` wrote (see there).
@@ -370,7 +392,12 @@ def write_comparison(
     written = []
     for name, fmt in (("report.md", "md"), ("report.tex", "latex"), ("report.json", "json")):
         path = out_dir / name
-        path.write_text(render(report, fmt), encoding="utf-8")
+        text = render(report, fmt)
+        if fmt == "md" and report.get("budget_curves"):
+            from reflexion_bench.analysis.budget_curve import budget_curve_markdown
+
+            text += budget_curve_markdown(report["budget_curves"])
+        path.write_text(text, encoding="utf-8")
         written.append(path)
     frames = tables(report)
     for name in TABLES:
@@ -379,6 +406,15 @@ def write_comparison(
         written.append(path)
     axes = tuple(dict.fromkeys((report["settings"]["axis"], "tokens", "dollars", "wall")))
     written += write_plots(report, out_dir / "figures", axes=axes, style_name=style_name)
+    if report.get("budget_curves"):
+        from reflexion_bench.analysis.budget_curve import budget_curve_frame, plot_budget_curves
+
+        path = out_dir / "table_budget_curve.csv"
+        budget_curve_frame(report["budget_curves"]).to_csv(path, index=False)
+        written.append(path)
+        written += plot_budget_curves(
+            report["budget_curves"], out_dir / "figures", style_name=style_name
+        )
     names = sorted({p.relative_to(out_dir).as_posix() for p in written})
     for stale in sorted(previous - set(names) - {MANIFEST_NAME}):
         path = out_dir / stale

@@ -4,6 +4,8 @@
     reflexion-bench report RUN_DIR... [--format md|latex|csv|json] [--paper]
                            [--table NAME ...] [--axis tokens|calls|dollars|wall|trials]
                            [--budget X] [--out DIR]
+                           [--budget-unit tokens|completion_tokens|dollars|wall_s]
+                           [--submit last|best_own_tests]
 
 RUN_DIR may be a run folder, a sweep folder (searched recursively for log.jsonl) or
 a log file. Runs are grouped by benchmark x strategy x model into paper-style tables
@@ -36,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from reflexion_bench.analysis.budget import AXES
+from reflexion_bench.analysis.budget_curve import UNITS as BUDGET_UNITS
+from reflexion_bench.analysis.submission import SUBMIT_RULES
 from reflexion_bench.analysis.tables import TABLES
 
 
@@ -69,6 +73,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--axis", default="tokens", choices=tuple(AXES), help="equal-budget axis")
     p.add_argument("--budget", type=float, help="budget per task on --axis (default: cheapest)")
     p.add_argument("--out", type=Path, help="also write tables, report.json and figures here")
+    # Checked in main, not by argparse `choices`: a bad value is one line naming the flag.
+    p.add_argument(
+        "--budget-unit",
+        default="tokens",
+        metavar="|".join(BUDGET_UNITS),
+        help="unit of the budget curves (default tokens: prompt + completion, as run live)",
+    )
+    p.add_argument(
+        "--submit",
+        default="last",
+        metavar="|".join(SUBMIT_RULES),
+        help="submitted trial per task: last (default, as run) or best_own_tests (most "
+        "in-loop tests passed, earliest on ties), from the logged in-loop results",
+    )
     p.add_argument(
         "--style",
         default="paper",
@@ -156,6 +174,16 @@ def main(argv: list[str]) -> int:
     from reflexion_bench.analysis.runs import find_run_dirs
 
     args = _parser().parse_args(argv)
+    for flag, value, allowed in (
+        ("--budget-unit", args.budget_unit, BUDGET_UNITS),
+        ("--submit", args.submit, SUBMIT_RULES),
+    ):
+        if value not in allowed:
+            print(
+                f"error: {flag} must be one of {', '.join(allowed)}, got {value!r}",
+                file=sys.stderr,
+            )
+            return 2
     if not 0 < args.equivalence_margin < 100:
         print(
             f"error: --equivalence-margin is in points of pass@1, between 0 and 100 "
@@ -224,6 +252,8 @@ def main(argv: list[str]) -> int:
         n_resamples=args.resamples,
         seed=args.seed,
         equivalence_margin=args.equivalence_margin / 100,
+        budget_unit=args.budget_unit,
+        submit=args.submit,
     )
     report["provenance_warnings"] = provenance_warnings
     if provenance.notes:  # absent otherwise: reports of runs without a code digest are as before
@@ -239,6 +269,10 @@ def main(argv: list[str]) -> int:
     except ValueError as exc:  # a column no chosen table has: say which it has
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if fmt == "md" and which is None and report.get("budget_curves"):
+        from reflexion_bench.analysis.budget_curve import budget_curve_markdown
+
+        text += budget_curve_markdown(report["budget_curves"])
     sys.stdout.write(text)
     if args.out:
         from reflexion_bench.analysis.report import foreign_files, refresh_readme_blocks
