@@ -23,12 +23,14 @@ of any logged verdict.
 
 *Bands.* One bootstrap draw of tasks (``n_resamples`` multinomial counts, ``seed``)
 serves every budget of a curve, so the curve's points move together. Pointwise: the
-percentile interval at each budget (:func:`reflexion_bench.analysis.stats.bootstrap_curve_ci`,
-the same draw). Simultaneous: the max-|t| bootstrap band: with se_j the bootstrap
-standard error at budget j, c is the ``level`` quantile over resamples of
-max_j |d*_j - d_j| / se_j, and the band is d_j +/- c se_j; it covers the whole curve
-with probability ``level``, not each point. Where a percentile interval is skewed past
-it, the band is widened to the pointwise one (only wider: its coverage holds).
+interval every table prints for a paired difference, at each budget
+(:func:`reflexion_bench.analysis.stats.paired_difference_interval`: Newcombe's score
+interval on the 0/1 verdicts, coverage measured in ``tests/analysis``). Simultaneous:
+the max-|t| bootstrap band: with se_j the bootstrap standard error at budget j, c is the
+``level`` quantile over resamples of max_j |d*_j - d_j| / se_j, and the band is
+d_j +/- c se_j; it covers the whole curve with probability ``level``, not each point.
+Where a pointwise interval reaches past it, the band is widened to the pointwise one
+(only wider: its coverage holds).
 
 *Answers.* A difference is called significant at a budget where the simultaneous band
 excludes 0: the budgets where it starts and stops are then read off one family of
@@ -51,7 +53,7 @@ from reflexion_bench.analysis.equal_budget import (
     verdicts_at_budget,
 )
 from reflexion_bench.analysis.runs import same_seed
-from reflexion_bench.analysis.stats import DEFAULT_RESAMPLES, bootstrap_curve_ci
+from reflexion_bench.analysis.stats import DEFAULT_RESAMPLES, paired_difference_interval
 
 #: ``report --budget-unit`` choices.
 UNITS = ("tokens", "completion_tokens", "dollars", "wall_s")
@@ -140,14 +142,21 @@ def budget_grid(
 
 
 def _bands(
-    d: np.ndarray, *, level: float, n_resamples: int, seed: int
+    a: np.ndarray, b: np.ndarray, *, level: float, n_resamples: int, seed: int
 ) -> tuple[list[dict[str, float]], float]:
-    """Pointwise and simultaneous bands of the column means of the tasks x budgets
-    matrix ``d`` of paired differences (module docstring); returns them and c."""
+    """Pointwise and simultaneous bands of the paired difference of the tasks x budgets
+    verdict matrices ``a`` and ``b`` (module docstring); returns them and c. Pointwise:
+    the interval every table prints for a paired difference (Newcombe's score interval
+    on 0/1 verdicts; its coverage is measured in tests/analysis), so the curve at the
+    cap carries the strategies table's interval."""
+    d = a - b
     n = d.shape[0]
-    pointwise = bootstrap_curve_ci(d, level=level, n_resamples=n_resamples, seed=seed)
-    # The same draw as bootstrap_curve_ci (same generator, seed and call), kept here for
-    # the joint distribution over budgets that the sup-norm needs.
+    pointwise = [
+        paired_difference_interval(a[:, j], b[:, j], level=level, seed=seed)
+        for j in range(d.shape[1])
+    ]
+    # The simultaneous band needs the joint distribution over budgets: one bootstrap
+    # draw of tasks for the whole grid.
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(n, np.full(n, 1.0 / n), size=n_resamples)
     means = counts @ d / n
@@ -256,7 +265,7 @@ def budget_curve_section(
                     continue
                 a = np.array([[float(bool(v[t])) for v in at[id(g)]] for t in common])
                 b = np.array([[float(bool(v[t])) for v in at[id(ref)]] for t in common])
-                bands, c = _bands(a - b, level=level, n_resamples=n_resamples, seed=seed)
+                bands, c = _bands(a, b, level=level, n_resamples=n_resamples, seed=seed)
                 pts = [
                     {
                         "budget": x,

@@ -162,11 +162,12 @@ def test_simultaneous_band_contains_the_pointwise_band(report: dict[str, Any]) -
 
 
 def test_the_sup_t_band_itself_is_wider_than_pointwise() -> None:
-    # Before any widening to the pointwise band: c se_j covers more than the percentile
-    # interval at most budgets (the hull is a safeguard, not what makes the band).
+    # Before any widening to the pointwise band: c se_j covers more than the pointwise
+    # (Newcombe) interval at most budgets (the hull is a safeguard, not what makes it).
     rng = np.random.default_rng(0)
-    d = rng.integers(-1, 2, size=(120, 15)).astype(float)
-    bands, c = _bands(d, level=0.95, n_resamples=2000, seed=0)
+    a = rng.integers(0, 2, size=(120, 15)).astype(float)
+    b = rng.integers(0, 2, size=(120, 15)).astype(float)
+    bands, c = _bands(a, b, level=0.95, n_resamples=2000, seed=0)
     se = np.array([b["simultaneous_hi"] - b["diff"] for b in bands]) / c
     raw_wider = [
         b["diff"] - c * s <= b["lo"] and b["hi"] <= b["diff"] + c * s
