@@ -441,7 +441,8 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
     A block is ``<!-- report:TABLE [columns=a,b,...] [where=col:value] -->`` ... ``<!--
     /report -->``: its body becomes that table (the chosen numeric columns, as the
     Markdown report shows them, with its note); ``<!-- report:answer -->`` becomes the
-    pooled comparisons in words (``tables.pooled_answer``). So a study's README quotes
+    pooled comparisons in words (``tables.pooled_answer``), ``<!-- report:budget_curves
+    -->`` the budget curves' answers (one per comparison). So a study's README quotes
     its numbers from the report, never by hand, and a rebuild that changes a number
     changes the README (the committed-reports test compares it byte for byte). Returns
     whether the file changed; a README without blocks is left alone."""
@@ -480,9 +481,18 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
                 planned[bench] = int(n)
             words = answer_markdown(report, planned, table=opts.get("table", "pooled"))
             return f"{m.group(1)}{words}\n{m.group(5)}"
+        if name == "budget_curves":
+            # The budget curves' answers in words, one per comparison (its budget ranges).
+            curves = [
+                c for c in (report.get("budget_curves") or {}).get("curves") or []
+                if not c["mirror"]
+            ]
+            words = "\n".join(f"- {c['sentence']}" for c in curves) or "- (no comparison)"
+            return f"{m.group(1)}{words}\n{m.group(5)}"
         if name not in TABLES:
             raise ValueError(
-                f"{readme}: unknown table {name!r} in a report block ({TABLES} or answer)"
+                f"{readme}: unknown table {name!r} in a report block "
+                f"({TABLES}, answer or budget_curves)"
             )
         df = frames[name]
         if "where" in opts and not df.empty:
