@@ -413,11 +413,14 @@ def draw_series(
         xs, low, high = s.xs, s.low, s.high
         if step == "mid":
             # Each trial's interval flat over the whole trial, the first and last too
-            # (steps-mid stops at the outer points: a one-trial run had no band at all).
+            # (steps-mid stops at the outer points: a one-trial run had no band at all);
+            # at the trial itself, not the series' dodged x, so that every series' band
+            # steps at the same place (offset edges read as more bands than there are).
+            xs = [float(round(x)) for x in xs]
             xs = [xs[0] - 0.5, *xs, xs[-1] + 0.5]
             low, high = [low[0], *low, low[-1]], [high[0], *high, high[-1]]
         ax.fill_between(
-            xs, low, high, step=step, color=st["color"], alpha=0.12, linewidth=0, gid=gid
+            xs, low, high, step=step, color=st["color"], alpha=0.1, linewidth=0, gid=gid
         )
     elif interval == "bars":
         ax.vlines(
