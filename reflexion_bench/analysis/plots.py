@@ -17,7 +17,10 @@ matplotlibrc the user or the current folder has.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+import math
+import textwrap
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +66,54 @@ BENCHMARK_NAMES = {
 }
 #: Benchmarks judged by tests: their success rate is pass@1.
 _CODE = ("humaneval", "mbpp", "leetcode", "multiple")
+
+#: The names figures print for strategy and evaluator ids (``strategies:`` and
+#: ``evaluators:`` maps). Found beside the package, as ``config.CONFIG_DIR`` finds the
+#: configs; not imported from there, since ``config`` imports upper layers (STYLE.md).
+LABELS_FILE = Path(__file__).resolve().parents[2] / "configs" / "labels.yaml"
+
+
+@functools.lru_cache(maxsize=1)
+def labels() -> dict[str, dict[str, str]]:
+    """The label map of :data:`LABELS_FILE`, read once; empty maps where the file is
+    absent (an installed package without ``configs/``): figures then print raw ids."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(LABELS_FILE.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        data = {}
+    return {
+        kind: {str(k): str(v) for k, v in (data.get(kind) or {}).items()}
+        for kind in ("strategies", "evaluators")
+    }
+
+
+def strategy_label(name: str) -> str:
+    """The human name of a strategy id (``best_of_n`` -> ``Best-of-n``). A row label the
+    report made from the id (``retry (run_a, run_b)``: runs kept apart) keeps its tail;
+    an unknown id is returned as it is."""
+    names = labels()["strategies"]
+    if name in names:
+        return names[name]
+    head, sep, tail = name.partition(" (")
+    return f"{names[head]}{sep}{tail}" if sep and head in names else name
+
+
+def evaluator_label(name: str) -> str:
+    """The human name of an evaluator id (``visible_tests`` -> ``visible tests``)."""
+    return labels()["evaluators"].get(name, name)
+
+
+def group_label(group: Mapping[str, Any], groups: Sequence[Mapping[str, Any]] = ()) -> str:
+    """A report row's name in a legend: its strategy's human name, and its evaluator's
+    where the rows of the figure (``groups``) differ in evaluator (one strategy under
+    several in-loop signals would otherwise print one name twice)."""
+    text = strategy_label(str(group["label"]))
+    evaluators = {g.get("evaluator") for g in groups}
+    if len(evaluators) > 1 and group.get("evaluator"):
+        text += f", {evaluator_label(str(group['evaluator']))}"
+    return text
 
 
 @dataclass(frozen=True)
@@ -177,17 +228,20 @@ def _figure(n_series: int = 0, *, width: float | None = None, ncol: int | None =
     return fig
 
 
-def _legend_below(fig: Any, ax: Any, *, ncol: int | None = None) -> Any:
+def _legend_below(fig: Any, ax: Any, *, ncol: int | None = None, title: str | None = None) -> Any:
     """The axes' legend outside the data: below the axes, centred, no frame, in two
     columns when two fit the figure's width (else one), the figure made taller by its
-    height so that nothing is squeezed or cut off."""
+    height so that nothing is squeezed or cut off. ``title``: a line above the entries
+    (small multiples put their shared x label there, see :func:`small_multiples`)."""
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         return None
     renderer = fig.canvas.get_renderer()
     width_px = fig.get_size_inches()[0] * fig.dpi
-    for cols in [ncol] if ncol else ([2, 1] if len(handles) > 3 else [1]):
-        legend = fig.legend(handles, labels, loc="outside lower center", ncol=cols, frameon=False)
+    for cols in [ncol, 1] if ncol else ([2, 1] if len(handles) > 3 else [1]):
+        legend = fig.legend(
+            handles, labels, loc="outside lower center", ncol=cols, frameon=False, title=title
+        )
         box = legend.get_window_extent(renderer)
         if box.width <= 0.98 * width_px or cols == 1:
             break
@@ -300,6 +354,220 @@ def panel_grid(
     return fig, axes[:n]
 
 
+#: A curve figure with more series than this is small multiples (one panel per series,
+#: the others in light grey behind it): more overlapping bands than four are a grey
+#: block in which no series' interval can be read.
+MAX_OVERLAID = 4
+
+
+@dataclass(frozen=True)
+class Series:
+    """One curve of a figure: its legend name, style index, points and 95% interval
+    (``low``/``high`` empty where the report has none, e.g. imported logs)."""
+
+    label: str
+    index: int
+    xs: list[float]
+    est: list[float]
+    low: list[float]
+    high: list[float]
+
+
+def draw_series(
+    ax: Any,
+    s: Series,
+    *,
+    step: str,
+    interval: str = "band",
+    hollow: bool = False,
+    label: str | None = None,
+    markevery: int | None = None,
+    zorder: float = 3,
+) -> None:
+    """``s`` on ``ax`` as steps (``step``: ``mid`` for trials, whole numbers, each value
+    flat over its trial; ``post`` for budgets, a value holding until the next spend is
+    reached), never slopes between measured points, with its interval: ``band``
+    (stepped like the line), ``bars`` (a thin vertical bar per point) or ``errorbar``
+    (the same, for a curve whose last point a ``post`` band would reduce to nothing).
+    The line's gid is ``series:<label>`` and its interval's ``interval:<label>``, so a
+    test can pair them."""
+    st = series_style(s.index)
+    ax.plot(
+        s.xs,
+        s.est,
+        color=st["color"],
+        linestyle=st["linestyle"],
+        marker=st["marker"],
+        markevery=markevery,
+        # Every other series hollow: two series on the same point stay visible.
+        markerfacecolor="white" if hollow else st["color"],
+        drawstyle=f"steps-{step}",
+        zorder=zorder,
+        label=label,
+        gid=f"series:{s.label}",
+    )
+    if not s.low or len(s.low) != len(s.xs):
+        return
+    gid = f"interval:{s.label}"
+    if interval == "band":
+        xs, low, high = s.xs, s.low, s.high
+        if step == "mid":
+            # Each trial's interval flat over the whole trial, the first and last too
+            # (steps-mid stops at the outer points: a one-trial run had no band at all);
+            # at the trial itself, not the series' dodged x, so that every series' band
+            # steps at the same place (offset edges read as more bands than there are).
+            xs = [float(round(x)) for x in xs]
+            xs = [xs[0] - 0.5, *xs, xs[-1] + 0.5]
+            low, high = [low[0], *low, low[-1]], [high[0], *high, high[-1]]
+        ax.fill_between(
+            xs, low, high, step=step, color=st["color"], alpha=0.1, linewidth=0, gid=gid
+        )
+    elif interval == "bars":
+        ax.vlines(
+            s.xs, s.low, s.high, colors=st["color"], linewidth=1.2, alpha=0.6, zorder=zorder - 1
+        ).set_gid(gid)
+    else:
+        bars = ax.errorbar(
+            s.xs,
+            s.est,
+            yerr=[
+                [e - lo for e, lo in zip(s.est, s.low, strict=True)],
+                [hi - e for e, hi in zip(s.est, s.high, strict=True)],
+            ],
+            fmt="none",
+            ecolor=st["color"],
+            elinewidth=0.8,
+            capsize=0,  # no cap lines: only the data line is a Line2D of the series
+            alpha=0.7,
+            zorder=zorder - 1,
+        )
+        bars.lines[2][0].set_gid(gid)
+
+
+def _fit_suptitle(fig: Any, title: str) -> None:
+    """The figure's title, wrapped until it lies within the figure's width (centred on
+    the figure, unlike an axes title, so one fit holds whatever the layout does)."""
+    renderer = fig.canvas.get_renderer()
+    width = max(len(part) for part in title.split("\n"))
+    while True:
+        text = fig.suptitle(
+            "\n".join(textwrap.fill(p, width) for p in title.split("\n")),
+            fontsize=style().font_pt,  # as an axes title: not matplotlib's "large"
+        )
+        box = text.get_window_extent(renderer)
+        if box.width <= 0.96 * fig.bbox.width or width <= 12:
+            return
+        width = int(width * 0.9)
+
+
+def small_multiples(
+    series: Sequence[Series],
+    *,
+    step: str,
+    interval: str,
+    xlabel: str,
+    ylabel: str,
+    title: str = "",
+    panel_titles: Sequence[str] = (),
+    markevery: int | None = None,
+    context: str = "the other strategies",
+    decorate: Callable[[Any], None] | None = None,
+) -> Any:
+    """A figure of one panel per series in rows of two (a column's width: two panels of
+    1.6 inches still read at 7 points), the panels sharing both axes; each panel draws
+    its series in its own colour and marker with its interval, over the other series in
+    thin light grey (a reader compares one series with the field, panel by panel).
+    ``decorate(ax)`` adds what every panel shows (a budget line). The legend below says
+    what grey and the band are; the panel titles name the series."""
+    st = style()
+    cols = 2
+    rows = max(1, math.ceil(len(series) / cols))
+    fig = _plt().figure(
+        figsize=(st.width_in, 0.3 + rows * 0.4 * st.height_in), layout="constrained"
+    )
+    grid = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False)
+    axes = [ax for row in grid for ax in row]
+    for i, ax in enumerate(axes):
+        if i >= len(series):
+            ax.set_visible(False)
+            # The panel above an empty cell is the lowest of its column: it shows the
+            # x tick labels that sharex gives the bottom row only.
+            axes[i - cols].xaxis.set_tick_params(labelbottom=True)
+            continue
+        for j, other in enumerate(series):
+            if j != i:
+                ax.plot(
+                    other.xs,
+                    other.est,
+                    color="0.78",
+                    linewidth=0.6,
+                    drawstyle=f"steps-{step}",
+                    zorder=1,
+                    label=context if (i == 0 and not ax.get_lines()) else None,
+                    gid="context",
+                )
+        draw_series(ax, series[i], step=step, interval=interval, markevery=markevery)
+        name = panel_titles[i] if panel_titles else series[i].label
+        ax.set_title(name, fontsize=st.font_pt - 1, pad=2)
+        ax.grid(alpha=0.3)
+        ax.set_ylim(0, 1.02)
+        ax.tick_params(labelsize=st.font_pt - 2)
+        if decorate is not None:
+            decorate(ax)
+    fig.supylabel(ylabel, fontsize=st.font_pt)
+    first = axes[0]
+    # Half a step apart: 0, 0.5 and 1 are enough for a panel an inch high.
+    first.set_yticks([0, 0.5, 1])
+    if any(s.low for s in series):
+        # The interval's key in grey (its meaning, not one series' colour), drawn as the
+        # panels draw it: a patch for bands, a vertical bar for bars.
+        if interval == "band":
+            first.fill_between(
+                [], [], [], color="0.5", alpha=0.3, linewidth=0, label="95% interval"
+            )
+        else:
+            first.plot(
+                [],
+                [],
+                linestyle="none",
+                marker="|",
+                markersize=7,
+                color="0.4",
+                label="95% interval",
+            )
+    # The shared x label is the legend's title, just under the panels: the constrained
+    # layout puts a supxlabel and a legend below the axes at the same place.
+    if _legend_below(fig, first, ncol=3, title=xlabel) is None:
+        fig.supxlabel(xlabel, fontsize=st.font_pt)
+    if title:
+        _fit_suptitle(fig, title)
+    return fig
+
+
+def _trial_series(
+    groups: Sequence[dict[str, Any]], kind: str, *, dodge: float = 0.0, with_n: bool = True
+) -> list[Series]:
+    key = "success_at_trial" if kind == "submitted" else "solved_by_trial"
+    out = []
+    n = len(groups)
+    for i, g in enumerate(groups):
+        pts = g[key]
+        ks = [k for k, p in enumerate(pts, 1) if p.get("estimate") is not None]
+        known = bool(ks) and all("low" in pts[k - 1] for k in ks)
+        name = group_label(g, groups) + (f" (n={g['n_tasks']})" if with_n else "")
+        out.append(
+            Series(
+                label=name + _answer_note(g),
+                index=i,
+                xs=[k + _dodge(i, n, dodge) for k in ks],
+                est=[pts[k - 1]["estimate"] for k in ks],
+                low=[pts[k - 1]["low"] for k in ks] if known else [],
+                high=[pts[k - 1]["high"] for k in ks] if known else [],
+            )
+        )
+    return out
+
+
 def draw_trial_curves(
     ax: Any,
     groups: Sequence[dict[str, Any]],
@@ -307,57 +575,27 @@ def draw_trial_curves(
     kind: str = "submitted",
     legend: str = "right",
 ) -> None:
-    """Success vs trial on ``ax``, one line per group, with 95% CIs: step bands, or
+    """Success vs trial on ``ax``, one step line per group, with 95% CIs: step bands, or
     bars side by side from four series on (see :func:`plot_trial_curves`; the
     notebooks draw their panels with it). ``legend``:
     ``right`` (outside the axes, beside them), or ``none`` (the caller places it)."""
-    key = "success_at_trial" if kind == "submitted" else "solved_by_trial"
+    # From four series on, each trial's intervals are thin vertical bars side by side
+    # (spread over half a trial), not bands: four overlapping bands hide each other.
+    many = len(groups) >= 4
     k_max = 1
-    n = len(groups)
-    for i, g in enumerate(groups):
-        pts = g[key]
-        ks = [k for k, p in enumerate(pts, 1) if p.get("estimate") is not None]
-        if not ks:
+    for s in _trial_series(groups, kind, dodge=0.5 if many else 0.16):
+        if not s.xs:
             continue
-        k_max = max(k_max, ks[-1])
-        est = [pts[k - 1]["estimate"] for k in ks]
-        st = series_style(i)
-        # From four series on, each trial's intervals are thin vertical bars side by side
-        # (spread over half a trial), not bands: ten overlapping bands of one trial are
-        # a grey block in which no series' interval can be read.
-        many = n >= 4
-        xs = [k + _dodge(i, n, 0.5 if many else 0.16) for k in ks]
-        ax.plot(
-            xs,
-            est,
-            **st,
-            # Every other series hollow: two series on the same point stay visible.
-            markerfacecolor=st["color"] if i % 2 == 0 else "white",
-            zorder=3 + i,
-            label=f"{g['label']} (n={g['n_tasks']}){_answer_note(g)}",
+        k_max = max(k_max, round(s.xs[-1]))
+        draw_series(
+            ax,
+            s,
+            step="mid",
+            interval="bars" if many else "band",
+            hollow=s.index % 2 == 1,
+            label=s.label,
+            zorder=3 + s.index,
         )
-        if all("low" in pts[k - 1] for k in ks) and many:
-            ax.vlines(
-                xs,
-                [pts[k - 1]["low"] for k in ks],
-                [pts[k - 1]["high"] for k in ks],
-                colors=st["color"],
-                linewidth=1.2,
-                alpha=0.6,
-                zorder=2 + i,
-            )
-        elif all("low" in pts[k - 1] for k in ks):
-            # Trials are whole numbers: each trial's interval is a flat step over it,
-            # not a slope interpolated between trials.
-            ax.fill_between(
-                xs,
-                [pts[k - 1]["low"] for k in ks],
-                [pts[k - 1]["high"] for k in ks],
-                step="mid",
-                color=st["color"],
-                alpha=0.08,
-                linewidth=0,
-            )
     bench = str(groups[0].get("benchmark", "")) if groups else ""
     ax.set_xlabel("trial")
     ax.set_ylabel(rate_label(bench) if kind == "submitted" else "solved at any trial")
@@ -368,11 +606,33 @@ def draw_trial_curves(
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, borderaxespad=0)
 
 
+def _same_n(groups: Sequence[Mapping[str, Any]]) -> int | None:
+    ns = {g.get("n_tasks") for g in groups}
+    (only,) = ns if len(ns) == 1 else (None,)
+    return int(only) if only is not None else None
+
+
 def plot_trial_curves(
     groups: Sequence[dict[str, Any]], stem: Path, *, kind: str = "submitted", title: str = ""
 ) -> list[Path]:
-    """Success vs trial, one line per strategy, with 95% CIs where known (bands;
-    side-by-side bars from four series on)."""
+    """Success vs trial, one step line per strategy, with 95% CIs where known (bands;
+    side-by-side bars at four series; small multiples above :data:`MAX_OVERLAID`)."""
+    if len(groups) > MAX_OVERLAID:
+        n = _same_n(groups)
+        series = _trial_series(groups, kind, with_n=n is None)
+        bench = str(groups[0].get("benchmark", ""))
+        fig = small_multiples(
+            series,
+            step="mid",
+            interval="band",
+            xlabel="trial" + (f" (n={n} tasks each)" if n is not None else ""),
+            ylabel=rate_label(bench) if kind == "submitted" else "solved at any trial",
+            title=title,
+        )
+        k_max = max([round(s.xs[-1]) for s in series if s.xs] or [1])
+        # Every tick on ten trials crowds a 1.6-inch panel: about five.
+        fig.axes[0].set_xticks(range(1, k_max + 1, max(1, math.ceil(k_max / 5))))
+        return _save(fig, stem)
     fig = _figure(len(groups))
     ax = fig.axes[0]
     draw_trial_curves(ax, groups, kind=kind, legend="none")
@@ -385,37 +645,60 @@ def plot_trial_curves(
 def plot_success_vs_budget(
     groups: Sequence[dict[str, Any]], stem: Path, *, axis: str = "tokens", title: str = ""
 ) -> list[Path]:
-    """Success after k trials against the mean spend per task after k trials."""
+    """Success after k trials against the mean spend per task after k trials: steps
+    (k trials' success holds until the spend of trial k + 1), each point with its 95%
+    interval over tasks; small multiples above :data:`MAX_OVERLAID` series."""
+    series = []
+    for i, g in enumerate(groups):
+        spend = g["spend_curves"].get(axis) or []
+        pts = [
+            (x, p)
+            for x, p in zip(spend, g["success_at_trial"], strict=False)
+            if x is not None and p.get("estimate") is not None
+        ]
+        known = bool(pts) and all(p.get("low") is not None for _, p in pts)
+        series.append(
+            Series(
+                label=group_label(g, groups) + _answer_note(g),
+                index=i,
+                xs=[x for x, _ in pts],
+                est=[p["estimate"] for _, p in pts],
+                low=[p["low"] for _, p in pts] if known else [],
+                high=[p["high"] for _, p in pts] if known else [],
+            )
+        )
+    free = any(s.xs for s in series) and all(x == 0 for s in series for x in s.xs)
+    bench = str(groups[0].get("benchmark", "")) if groups else ""
+    xlabel = AXIS_LABELS.get(axis, axis) + " (mean, after k trials)"
+    drawn = [s for s in series if s.xs]
+    if len(drawn) > MAX_OVERLAID and not free:
+        fig = small_multiples(
+            drawn,
+            step="post",
+            interval="errorbar",
+            xlabel=xlabel,
+            ylabel=rate_label(bench),
+            title=title,
+        )
+        return _save(fig, stem)
     fig = _figure(len(groups))
     ax = fig.axes[0]
-    drawn = 0
-    series = []
-    for g in groups:
-        spend = g["spend_curves"].get(axis) or []
-        succ = [p.get("estimate") for p in g["success_at_trial"]]
-        series.append(
-            [(x, y) for x, y in zip(spend, succ, strict=False) if x is not None and y is not None]
-        )
-    free = any(series) and all(x == 0 for pts in series for x, _ in pts)
-    for i, (g, pts) in enumerate(zip(groups, series, strict=True)):
-        if not pts or free:
-            continue
-        drawn += 1
-        st = series_style(i)
-        ax.plot(
-            [x for x, _ in pts],
-            [y for _, y in pts],
-            **st,
-            markerfacecolor=st["color"] if i % 2 == 0 else "white",
-            zorder=3 + i,
-            label=f"{g['label']}{_answer_note(g)}",
-        )
-    bench = str(groups[0].get("benchmark", "")) if groups else ""
-    ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (mean, after k trials)")
+    if not free:
+        for s in drawn:
+            draw_series(
+                ax,
+                s,
+                step="post",
+                interval="errorbar",
+                hollow=s.index % 2 == 1,
+                label=s.label,
+                zorder=3 + s.index,
+            )
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(rate_label(bench))
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    if drawn:
+    if drawn and not free:
         _legend_below(fig, ax)
     elif free:
         # Every point at x = 0 (a local model, or a price table without this model):
@@ -437,7 +720,7 @@ def plot_success_vs_budget(
 def plot_fix_break(groups: Sequence[dict[str, Any]], stem: Path, *, title: str = "") -> list[Path]:
     """Per strategy: tasks fixed from trial 1 (wrong at trial 1, right when submitted)
     and broken from trial 1, named as the tables name them (docs/reports.md, Metrics)."""
-    labels = [g["label"] for g in groups]
+    labels = [group_label(g, groups) for g in groups]
     fixed = [(g.get("first_to_final") or {}).get("fixed") or 0 for g in groups]
     broken = [(g.get("first_to_final") or {}).get("broken") or 0 for g in groups]
     st = style()
@@ -515,7 +798,8 @@ def plot_self_test_confusion(group: dict[str, Any], stem: Path) -> list[Path]:
     ax.set_xticklabels(["hidden pass", "hidden fail"])
     ax.set_yticks([0, 1])
     ax.set_yticklabels(["self-tests pass", "self-tests fail"])
-    set_title(ax, figure_title(str(group["benchmark"]), str(group["model"]), str(group["label"])))
+    name = group_label(group)
+    set_title(ax, figure_title(str(group["benchmark"]), str(group["model"]), name))
     return _save(fig, stem)
 
 
@@ -572,41 +856,57 @@ def plot_pass_at_budget(
     order: Sequence[str] = (),
 ) -> list[Path]:
     """pass@1 against the per-task budget, resampled from the logs (see
-    :mod:`reflexion_bench.analysis.equal_budget`), with a 95% band per strategy.
-    ``order``: strategy names in the report's order, so that each keeps the colour and
-    marker it has in the report's other figures."""
+    :mod:`reflexion_bench.analysis.equal_budget`), with a 95% band per strategy; small
+    multiples above :data:`MAX_OVERLAID` strategies (ten bands over one another were a
+    grey block). ``order``: strategy names in the report's order, so that each keeps the
+    colour and marker it has in the report's other figures."""
+    series = [
+        Series(
+            label=strategy_label(name),
+            index=_index(name, order, i),
+            xs=[p["budget"] for p in pts],
+            est=[p["estimate"] for p in pts],
+            low=[p["low"] for p in pts],
+            high=[p["high"] for p in pts],
+        )
+        for i, (name, pts) in enumerate(curves.items())
+        if pts
+    ]
+    # Markers at a few points only: at every budget step they would merge into a line.
+    every = max(1, max((len(s.xs) for s in series), default=1) // 6)
+    xlabel = AXIS_LABELS.get(axis, axis) + " (budget, as run live)"
+
+    def budget_line(ax: Any) -> None:
+        if budget is not None:
+            # Named once in the legend: from the first panel (or the only axes).
+            first = ax is ax.figure.axes[0]
+            ax.axvline(
+                budget,
+                color="0.3",
+                linewidth=0.8,
+                linestyle=":",
+                label="the budget" if first else None,
+            )
+
+    if len(series) > MAX_OVERLAID:
+        fig = small_multiples(
+            series,
+            step="post",
+            interval="band",
+            xlabel=xlabel,
+            ylabel="pass@1 within the budget",
+            title=title,
+            markevery=every,
+            decorate=budget_line,
+        )
+        return _save(fig, stem)
     fig = _figure(len(curves))
     ax = fig.axes[0]
-    for i, (name, pts) in enumerate(curves.items()):
-        if not pts:
-            continue
-        xs = [p["budget"] for p in pts]
-        st = series_style(_index(name, order, i))
-        # Steps: a verdict changes only where a trial's spend is crossed. Markers at a
-        # few points only: at every budget step they would merge into a thick line.
-        ax.plot(
-            xs,
-            [p["estimate"] for p in pts],
-            color=st["color"],
-            linestyle=st["linestyle"],
-            marker=st["marker"],
-            markevery=max(1, len(xs) // 6),
-            markerfacecolor=st["color"] if i % 2 == 0 else "white",
-            label=name,
-            drawstyle="steps-post",
-        )
-        ax.fill_between(
-            xs,
-            [p["low"] for p in pts],
-            [p["high"] for p in pts],
-            color=st["color"],
-            alpha=0.08,
-            step="post",
-            linewidth=0,
-        )
-    if budget is not None:
-        ax.axvline(budget, color="0.3", linewidth=0.8, linestyle=":", label="the budget")
-    ax.set_xlabel(AXIS_LABELS.get(axis, axis) + " (budget, as run live)")
+    for s in series:
+        # Steps: a verdict changes only where a trial's spend is crossed.
+        draw_series(ax, s, step="post", hollow=s.index % 2 == 1, label=s.label, markevery=every)
+    budget_line(ax)
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("pass@1 within the budget")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
@@ -667,7 +967,7 @@ def plot_pareto(
             mfc="white" if not clean else st["color"],
             capsize=2,
             linewidth=0.8,
-            label=" = ".join(names) + note + front,
+            label=" = ".join(strategy_label(n) for n in names) + note + front,
         )
     front_pts = sorted(
         (float(p["cost"]), float(p["accuracy"])) for p in points if p.get("on_front")
@@ -728,7 +1028,7 @@ def _write_plots(report: dict[str, Any], out_dir: Path, *, axes: Sequence[str]) 
                 written += plot_failure_types(
                     counts,
                     out_dir / f"failure_types_{_slug(bench, g['label'], model)}",
-                    title=f"{title}, {g['label']}: failed tasks by cause",
+                    title=f"{title}, {group_label(g, gs)}: failed tasks by cause",
                 )
             c = g["self_test"]["confusion"] or {}
             if any(c.get(k) for k in ("tp", "fp", "fn", "tn")):

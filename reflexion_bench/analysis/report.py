@@ -47,7 +47,7 @@ def write_run_outputs(run_dir: Path) -> dict[str, Any]:
 
 #: The drawing of a run's curve.png, written into the PNG (a text chunk): a figure drawn
 #: by an older drawing is redrawn by ``report`` even when the summary is unchanged.
-CURVE_VERSION = "3"
+CURVE_VERSION = "4"  # 4: the lines drawn as steps, like their bands (issue 49)
 _CURVE_KEY = "reflexion-bench-curve"
 
 
@@ -98,7 +98,17 @@ def _draw_trial_curve(plt: Any, summary: dict[str, Any], path: Path) -> None:
         # Unknown points (imported logs) are gaps, not zeros.
         ys = [float("nan") if v is None else v for v in summary[key]]
         st = series_style(i)
-        ax.plot(ks, ys, **st, markerfacecolor=st["color"] if i == 0 else "white", label=label)
+        # Steps, flat over each trial like the band: a task's verdict holds between
+        # trials, so a slope between two trials would draw values never measured.
+        ax.plot(
+            ks,
+            ys,
+            **st,
+            markerfacecolor=st["color"] if i == 0 else "white",
+            drawstyle="steps-mid",
+            label=label,
+            gid=f"series:{label}",
+        )
         counts = summary.get(counts_key) or []
         known = [(k, c) for k, c in zip(ks, counts, strict=False) if c is not None]
         if known and n:

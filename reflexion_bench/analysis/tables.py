@@ -1258,8 +1258,10 @@ def render(
     """The report as text: ``md``, ``latex``, ``csv`` (numeric; one table, or each
     table preceded by a ``# table: NAME`` line) or ``json``. ``columns``: only these,
     in this order, in every table rendered (each must be in one of them); md and
-    LaTeX leave out columns empty in every row, CSV keeps its full schema."""
-    if fmt == "json":
+    LaTeX leave out columns empty in every row, CSV keeps its full schema. ``json``
+    without ``which`` or ``columns`` is the whole report; with either, it is
+    ``{table: [row, ...]}`` with the CSV's keys (so ``--columns`` holds in every format)."""
+    if fmt == "json" and not (which or columns):
         return json.dumps(report, indent=2, default=_json_default)
     frames = tables(report)
     names = list(which or TABLES)
@@ -1277,11 +1279,20 @@ def render(
                 f"no table of {names} has column(s) {missing}; they have: {', '.join(listed)}"
             )
     parts = []
+    rows: dict[str, Any] = {}
     for name in names:
         df = frames[name]
         if columns and not df.empty:
             df = select_columns(df, [c for c in columns if c in df.columns], what=f"table {name}")
-        if fmt == "csv":
+        if fmt == "json":
+            if columns and not which and not any(c in frames[name].columns for c in columns):
+                continue  # a table with none of the columns asked for, named by no --table
+            # NaN is not JSON: a missing value is null, as in report.json.
+            rows[name] = [
+                {k: None if _json_missing(v) else v for k, v in rec.items()}
+                for rec in df.to_dict(orient="records")
+            ]
+        elif fmt == "csv":
             body = df.to_csv(index=False).rstrip("\n")
             parts.append(body if len(names) == 1 else f"# table: {name}\n{body}")
         elif fmt == "latex":
@@ -1297,6 +1308,8 @@ def render(
             )
         else:
             raise ValueError(f"unknown format {fmt!r} (allowed: md, latex, csv, json)")
+    if fmt == "json":
+        return json.dumps(rows, indent=2, default=_json_default) + "\n"
     return "\n\n".join(parts) + "\n"
 
 
@@ -1553,6 +1566,11 @@ def _md_note(name: str, report: dict[str, Any]) -> str:
                     f"{g['label']} on {g['benchmark']}: missing in the log: {g['missing']}"
                 )
     return "" if not lines else "\n\n" + "\n".join(f"- {line}" for line in lines)
+
+
+def _json_missing(v: Any) -> bool:
+    """NaN, None or pandas' NA (a missing cell of any column dtype); never a list."""
+    return not isinstance(v, (list, tuple, dict)) and bool(pd.isna(v))
 
 
 def _json_default(obj: Any) -> Any:

@@ -10,7 +10,6 @@ from typing import Any
 
 import matplotlib
 import pytest
-from matplotlib.collections import LineCollection
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -107,31 +106,41 @@ def test_a_title_centred_on_off_centre_axes_stays_inside(
     assert_title_inside_the_figure(fig)
 
 
+def series_lines(fig: Any) -> list[Any]:
+    """The curves' own lines (gid ``series:<label>``), not the grey context of small
+    multiples, a budget line or a legend key."""
+    return [
+        ln for ax in fig.axes for ln in ax.get_lines() if str(ln.get_gid()).startswith("series:")
+    ]
+
+
 def test_twelve_series_are_twelve_colours_and_twelve_markers(
     tmp_path: Path, captured: list[Any]
 ) -> None:
     plots.plot_trial_curves(twelve(), tmp_path / "c")
     (fig,) = captured
-    lines = fig.axes[0].get_lines()
-    assert len(lines) == 12
+    # Above four series: small multiples, one panel per series (overlapping bands or
+    # twelve bars per trial were a block no series could be read in).
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 12
+    lines = series_lines(fig)
+    assert len(lines) == 12 and all(len(series_lines_of(ax)) == 1 for ax in panels)
     colours = [to_rgb(line.get_color()) for line in lines]
     markers = [line.get_marker() for line in lines]
     assert len(set(colours)) == 12 and len(set(markers)) == 12
-    # An interval on every curve: from four series on, one thin bar per trial, the
-    # series' bars side by side within half a trial (twelve bands would overlap into
-    # one grey block), each bar at its own series' point.
-    cols = fig.axes[0].collections
-    assert len(cols) == 12 and all(isinstance(c, LineCollection) for c in cols)
-    at_trial_1 = [float(c.get_segments()[0][0][0]) for c in cols]
-    assert len({round(x, 6) for x in at_trial_1}) == 12
-    assert max(at_trial_1) - min(at_trial_1) <= 0.5 + 1e-9 and abs(sum(at_trial_1) / 12 - 1) < 1e-9
-    for line, col in zip(lines, cols, strict=True):
-        assert [float(x) for x in line.get_xdata()] == [
-            float(seg[0][0]) for seg in col.get_segments()
-        ]
+    # An interval on every curve, in its panel, in its colour.
+    for ax in panels:
+        (line,) = series_lines_of(ax)
+        label = str(line.get_gid()).removeprefix("series:")
+        (band,) = [c for c in ax.collections if c.get_gid() == f"interval:{label}"]
+        assert to_rgb(band.get_facecolor()[0][:3]) == to_rgb(line.get_color())
+        assert ax.get_title() == label  # the panel is named, not a legend entry
     assert_legend_outside_the_data(fig)
-    legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert legend[0].startswith("strategy_00 (n=10)") and len(legend) == 12
+    assert panels[0].get_title().startswith("strategy_00 [")  # an unknown id names itself
+
+
+def series_lines_of(ax: Any) -> list[Any]:
+    return [ln for ln in ax.get_lines() if str(ln.get_gid()).startswith("series:")]
 
 
 def test_other_many_series_figures_keep_legends_off_the_data(
@@ -148,7 +157,8 @@ def test_other_many_series_figures_keep_legends_off_the_data(
     plots.plot_pass_at_budget(curves, tmp_path / "p", budget=300.0)
     for fig in captured:
         assert_legend_outside_the_data(fig)
-        lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label().split(" [")[0] in curves]
+        assert len([ax for ax in fig.axes if ax.get_visible()]) == 12  # small multiples
+        lines = series_lines(fig)
         assert len({(to_rgb(ln.get_color()), ln.get_marker()) for ln in lines}) == 12
 
 
@@ -162,8 +172,8 @@ def test_pareto_names_runs_in_a_legend_and_no_text_covers_a_marker(
     assert [t for t in ax.texts if t.get_text()] == []  # nothing printed over the data
     assert_legend_outside_the_data(fig)
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert "best_of_n = retry" in legend and "Pareto frontier" in legend
-    assert "self_refine (frontier)" in legend
+    assert "Best-of-n = Retry" in legend and "Pareto frontier" in legend
+    assert "Self-Refine (frontier)" in legend
     # Seven markers (one per distinct run), each its own colour and marker.
     marks = [ln for ln in ax.get_lines() if ln.get_marker() in plots.MARKERS]  # not the caps
     assert len(marks) == 7
@@ -251,8 +261,11 @@ def test_a_strategy_keeps_its_colour_and_marker_across_figures(
     plots.plot_pareto(points, tmp_path / "p", order=order)
     curve, pareto = captured
     in_curve = {
-        ln.get_label().split(" (")[0]: (to_rgb(ln.get_color()), ln.get_marker())
-        for ln in curve.axes[0].get_lines()
+        str(ln.get_gid()).removeprefix("series:").split(" [")[0].split(" (")[0]: (
+            to_rgb(ln.get_color()),
+            ln.get_marker(),
+        )
+        for ln in series_lines(curve)
     }
     in_pareto = {
         c.get_label(): (to_rgb(c.lines[0].get_color()), c.lines[0].get_marker())

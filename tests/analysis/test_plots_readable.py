@@ -96,18 +96,18 @@ def test_pareto_names_each_run_once_and_prints_nothing_over_the_data(
     plots.plot_pareto(points, tmp_path / "p")
     fig = captured[0]
     # Named in the legend below the axes (labels beside markers overlapped as soon as
-    # runs crowded), the same run twice as one entry.
+    # runs crowded), the same run twice as one entry, by the names of configs/labels.yaml.
     assert [t for t in fig.axes[0].texts if t.get_text()] == []
     names = [t.get_text().removesuffix(" (frontier)") for t in fig.legends[0].get_texts()]
     assert sorted(names) == sorted(
         [
-            "self_refine",
-            "best_of_n = retry",
-            "retry_escalate",
-            "raw_log",
-            "reflexion",
-            "irrelevant_text",
-            "wrong_reflection",
+            "Self-Refine",
+            "Best-of-n = Retry",
+            "Retry, escalating",
+            "Raw log",
+            "Reflexion",
+            "Irrelevant text",
+            "Wrong reflection",
             "Pareto frontier",
         ]
     )

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from pathlib import Path
 
 import pytest
 
 from reflexion_bench.analysis.report import build_comparison
-from reflexion_bench.analysis.tables import display_frame, tables
+from reflexion_bench.analysis.tables import TABLES, display_frame, tables
 from reflexion_bench.commands import report as report_cmd
 from tests.analysis.test_report import make_sweep
 
@@ -50,6 +51,36 @@ def test_columns_are_chosen_in_every_format(
     # The chosen ones first, in order; each interval column brings its bounds.
     assert row[:3] == ["strategy", "final", "first_try"]
     assert set(row[3:]) <= {"final_low", "final_high", "first_try_low", "first_try_high"}
+
+
+def test_columns_hold_in_json_too(sweep: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--format json --columns`` printed the whole report, every key (issue 49)."""
+    cols = ["strategy", "final", "first_try"]
+    args = ["--table", "main", "--columns", ",".join(cols)]
+    rc, text, _ = _report(sweep, capsys, *args, "--format", "json")
+    assert rc == 0
+    data = json.loads(text)
+    assert list(data) == ["main"]
+    bounds = {"final_low", "final_high", "first_try_low", "first_try_high"}
+    assert data["main"]
+    for row in data["main"]:
+        assert list(row)[:3] == cols and set(row) <= set(cols) | bounds
+    # The same values as the CSV (its keys, numbers unrounded).
+    _, text, _ = _report(sweep, capsys, *args, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["strategy"] for r in rows] == [r["strategy"] for r in data["main"]]
+    assert [float(r["final"]) for r in rows] == pytest.approx([r["final"] for r in data["main"]])
+    # Without --table: every table that has the column, each row that column only.
+    rc, text, _ = _report(sweep, capsys, "--columns", "final", "--format", "json")
+    assert rc == 0
+    data = json.loads(text)
+    assert "main" in data and len(data) < len(TABLES)  # tables without `final` left out
+    for name, table in data.items():
+        assert table and all(set(row) <= {"final", "final_low", "final_high"} for row in table)
+        assert any("final" in row for row in table), name
+    # Neither --table nor --columns: the whole report, as before.
+    rc, text, _ = _report(sweep, capsys, "--format", "json")
+    assert rc == 0 and "groups" in json.loads(text)
 
 
 def test_an_unknown_column_is_one_line_naming_the_columns_there_are(

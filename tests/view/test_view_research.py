@@ -267,6 +267,47 @@ def test_trial_strip_shows_two_chosen_trials_side_by_side(
         assert len(b.evaluate(visible)) == len(trials)
 
 
+FITS = (
+    "document.documentElement.scrollWidth <= document.documentElement.clientWidth && "
+    "document.querySelector('.trials').scrollWidth <= document.querySelector('.trials').clientWidth"
+)
+VISIBLE = (
+    "[...document.querySelectorAll('.trial')].filter(e => e.offsetParent !== null)"
+    ".map(e => e.dataset.trial)"
+)
+
+
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_every_trial_fits_the_page_without_sideways_scrolling(
+    toy_runs: dict[str, Any],
+    artifacts: Path,  # noqa: F811
+    width: int,
+) -> None:
+    """Three trials in columns of 560px scrolled sideways at a laptop's width (issue
+    49): three (shown all at once) and ten (all shown on request) fit the page."""
+    few, few_url = _first_task(toy_runs["ws"])
+    many, many_url = _first_task(toy_runs["long"])
+    assert len(few) == 3 and len(many) == 10
+    with (
+        ViewServer(Catalog([toy_runs["ws"], toy_runs["long"]], n_resamples=50)) as server,
+        Browser(width=width) as b,
+    ):
+        _open(b, server.url + few_url, ready="task")
+        assert b.evaluate(VISIBLE) == [str(t["trial"]) for t in few]  # all, by default
+        assert b.evaluate(FITS)
+        _shot(b, artifacts, f"trials_3_at_{width}")
+        _open(b, server.url + many_url, ready="task")
+        b.click("#rb-show-all")
+        assert b.evaluate(VISIBLE) == [str(t["trial"]) for t in many]
+        assert b.evaluate(FITS)
+        # Side by side still: the first row holds more than one trial.
+        tops = b.evaluate(
+            "[...document.querySelectorAll('.trial')].map(e => e.getBoundingClientRect().top)"
+        )
+        assert sum(1 for t in tops if t == tops[0]) >= 2
+        _shot(b, artifacts, f"trials_10_at_{width}")
+
+
 def test_diffs_ignore_whitespace_on_request(
     toy_runs: dict[str, Any],
     artifacts: Path,  # noqa: F811
