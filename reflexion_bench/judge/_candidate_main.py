@@ -327,7 +327,7 @@ def zygote_main(sock_fd, box):
         # cgroup) and make a fork of it the candidate uid.
         limit_caps((CAP_SETGID, CAP_SETUID, CAP_SYS_ADMIN))
     prepare()  # every fork inherits the confinement's structures, built once here
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # proxies are reaped by the kernel
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # box inits are reaped by the kernel
     sock = socket.socket(fileno=sock_fd)
     import gc
 

@@ -577,12 +577,16 @@ def remove_cgroup(path: str, wait_s: float = 1.0) -> bool:
 def _box_init(
     run: "Callable[[str | None], None]", cgroup_dir: str | None, hide: tuple, require: bool
 ) -> None:
-    """PID 1 of a box: its own /proc, its cgroup, the candidate as PID 2; reap every
-    process of the box; end (and with it, by the kernel, every process left in the
-    box) when the candidate ends."""
+    """PID 1 of a box: a mount namespace of its own with a /proc of the box, the box's
+    cgroup, the candidate as PID 2; reap every process of the box; end (and with it, by
+    the kernel, every process left in the box) when the candidate ends."""
     import signal
 
     try:
+        if _libc().unshare(_CLONE_NEWNS) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+        # Our mounts (the box's /proc) must not propagate to the keeper's.
+        _sys_mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
         _sys_mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
         _enter_cgroup(cgroup_dir)
         for path in hide:
@@ -620,6 +624,32 @@ def _enter_cgroup(cgroup_dir: str | None) -> None:
             fh.write("0")  # ourselves: every process forked after this is charged there
 
 
+_CLONE_NEWPID_SETNS = _CLONE_NEWPID  # setns(2)'s nstype for a PID namespace
+
+
+def _own_pid_ns() -> int:
+    """A descriptor of the caller's own PID namespace (opened once), to return
+    ``pid_ns_for_children`` to it after a box's init is forked."""
+    fd = _CACHE.get("own_pid_ns")
+    if fd is None:
+        fd = _CACHE["own_pid_ns"] = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    return int(fd)
+
+
+def remove_old_boxes() -> None:
+    """rmdir the cgroups of earlier boxes whose processes are gone (no waiting: one
+    still emptying is tried again at the next box)."""
+    left = []
+    for path in _CACHE.get("boxes", []):
+        try:
+            os.rmdir(path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            left.append(path)
+    _CACHE["boxes"] = left
+
+
 def spawn_box(
     run: "Callable[[str | None], None]",
     cgroup_root: str = "",
@@ -628,71 +658,56 @@ def spawn_box(
 ) -> tuple[int, int, bool]:
     """Start ``run(setup_error)`` as the candidate of a new box.
 
-    Returns ``(pid, usage_fd, boxed)``: the box's init as the caller sees it (killing it
-    ends every process of the box), a descriptor of the box cgroup's CPU usage (-1
+    Returns ``(pid, usage_fd, boxed)``: the box's init (a child of the caller; killing
+    it ends every process of the box), a descriptor of the box cgroup's CPU usage (-1
     without one; read with :func:`read_cgroup_cpu_s`) and whether a PID namespace could
     be had. Without CAP_SYS_ADMIN there is none: ``require`` False forks ``run`` plainly
     (the weaker levels), True hands it the error instead (fail closed). ``run`` must not
     return; it gets a text when the box could not be set up, which it reports as the
-    sandbox's failure (never the program's). The caller ignores SIGCHLD: the proxy (a
-    fork that waits for the init, then removes the cgroup) is reaped by the kernel, so
-    nothing long-lived accumulates the box's counters."""
-    import signal
-
+    sandbox's failure (never the program's). The caller ignores SIGCHLD, so the kernel
+    reaps the init without charging the caller anything: nothing long-lived accumulates
+    the box's counters. Two forks a candidate (the init, the candidate): the PID
+    namespace is the caller's ``unshare`` for its next child only, undone at once."""
+    remove_old_boxes()
     cg_dir, usage_fd = _new_box_cgroup(cgroup_root)
-    r, w = os.pipe()
-    proxy = os.fork()
-    if proxy == 0:
-        try:
-            os.close(r)
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            error = None
-            boxed = _libc().unshare(_CLONE_NEWPID | _CLONE_NEWNS) == 0
-            if boxed:
-                try:
-                    # Our mounts (the box's /proc) must not propagate to the keeper's.
-                    _sys_mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
-                except OSError as exc:
-                    error = f"the candidate's box could not be set up: {exc}"
-            elif require:
-                err = ctypes.get_errno()
-                error = f"no PID namespace for the candidate's box: {os.strerror(err)}"
-            init = os.fork()
-            if init == 0:
-                os.close(w)
-                if error is None and boxed:
-                    _box_init(run, cg_dir, hide, require)
-                if error is None:
-                    try:
-                        _enter_cgroup(cg_dir)
-                    except OSError as exc:
-                        error = f"the candidate's cgroup could not be entered: {exc}"
-                run(error)
-                os._exit(0)
-            os.write(w, init.to_bytes(4, "big") + (b"\x01" if boxed and not error else b"\x00"))
-            os.close(w)
-            while True:
-                try:
-                    os.waitpid(init, 0)
-                    break
-                except ChildProcessError:
-                    break
-                except InterruptedError:
-                    continue
-            if cg_dir:
-                remove_cgroup(cg_dir, 2.0)
-        finally:
-            os._exit(0)
-    os.close(w)
-    data = b""
-    while len(data) < 5:
-        chunk = os.read(r, 5 - len(data))
-        if not chunk:
-            break
-        data += chunk
-    os.close(r)
-    if len(data) < 5:
+    if cg_dir:
+        _CACHE.setdefault("boxes", []).append(cg_dir)
+    libc = _libc()
+    error = None
+    boxed = False
+    try:
+        own_ns = _own_pid_ns()
+        boxed = libc.unshare(_CLONE_NEWPID) == 0
+        if not boxed and require:
+            error = f"no PID namespace for the candidate's box: {os.strerror(ctypes.get_errno())}"
+    except OSError as exc:
+        own_ns = -1
+        if require:
+            error = f"no PID namespace for the candidate's box: {exc}"
+    try:
+        init = os.fork()
+    except OSError:
+        init = -1
+    if init != 0 and boxed and libc.setns(own_ns, _CLONE_NEWPID_SETNS) != 0:
+        # Our later children would land in this box's namespace: never go on so.
+        os._exit(70)
+    if init < 0:
         if usage_fd >= 0:
             os.close(usage_fd)
-        raise OSError("the box's proxy ended before starting the candidate")
-    return int.from_bytes(data[:4], "big"), usage_fd, data[4] == 1
+        raise OSError("cannot fork the box's init")
+    if init == 0:
+        # What the caller holds for the box is not the box's: no descriptor of the
+        # caller's namespace or of the box's CPU counter reaches the candidate.
+        for fd in (usage_fd, _CACHE.pop("own_pid_ns", -1)):
+            if fd >= 0:
+                os.close(fd)
+        if error is None and boxed:
+            _box_init(run, cg_dir, hide, require)
+        if error is None:
+            try:
+                _enter_cgroup(cg_dir)
+            except OSError as exc:
+                error = f"the candidate's cgroup could not be entered: {exc}"
+        run(error)
+        os._exit(0)
+    return init, usage_fd, boxed and error is None
