@@ -494,7 +494,8 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
         if name == "budget_curves":
             # The budget curves' answers in words, one per comparison (its budget ranges).
             curves = [
-                c for c in (report.get("budget_curves") or {}).get("curves") or []
+                c
+                for c in (report.get("budget_curves") or {}).get("curves") or []
                 if not c["mirror"]
             ]
             words = "\n".join(f"- {c['sentence']}" for c in curves) or "- (no comparison)"
