@@ -16,6 +16,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.shards import shard_dir, sweep_subdir
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
@@ -158,8 +159,6 @@ def redact_dirname(text: str) -> str:
     """``text`` (a Hydra ``override_dirname``) with secrets masked, safe as a folder
     name: sweep job folders are named from their overrides and must not hold a key.
     Output-only overrides (:data:`OUTPUT_ONLY_KEYS`) are left out."""
-    from reflexion_bench.runner.shards import sweep_subdir
-
     parts = [redact_override(p) for p in str(text).split(",") if not _output_only(p)]
     return sweep_subdir(",".join(parts).replace(MASK, "REDACTED"))
 
@@ -187,8 +186,6 @@ def register_resolvers() -> None:
     if not OmegaConf.has_resolver("redact_dirname"):
         OmegaConf.register_new_resolver("redact_dirname", redact_dirname)
     if not OmegaConf.has_resolver("shard_dir"):
-        from reflexion_bench.runner.shards import shard_dir
-
         OmegaConf.register_new_resolver("shard_dir", shard_dir)
     if not OmegaConf.has_resolver("project_path"):
         OmegaConf.register_new_resolver("project_path", project_path)

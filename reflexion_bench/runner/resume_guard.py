@@ -34,10 +34,11 @@ from omegaconf import DictConfig
 
 from reflexion_bench.config import config_text
 from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.runfolder import CONFIG_NAME as CONFIG_NAME
+from reflexion_bench.core.runfolder import LOG_NAME
 
 log = logging.getLogger(__name__)
 
-CONFIG_NAME = "config.yaml"
 FORCE_KEY = "resume_force"
 
 #: Top-level keys (and everything under them) that may change between sessions.
@@ -162,8 +163,6 @@ def _grows(key: str, old: Any, new: Any) -> bool:
 
 
 def _has_results(run_dir: Path) -> bool:
-    from reflexion_bench.runner.runlog import LOG_NAME
-
     log_path = run_dir / LOG_NAME
     return log_path.is_file() and log_path.stat().st_size > 0
 

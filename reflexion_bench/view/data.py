@@ -28,7 +28,7 @@ from typing import Any
 
 from reflexion_bench.analysis.answer_key import label_text
 from reflexion_bench.analysis.metrics import first_to_final, fixes_breaks, hidden_verdict
-from reflexion_bench.runner.runlog import (
+from reflexion_bench.core.runlog import (
     effective_records,
     iter_run_records,
     run_log_files,
@@ -202,7 +202,7 @@ def _self_test_view(st: Any) -> dict[str, Any] | None:
 def _shard_jobs(folder: Path, jobs: dict[Path, dict[str, Any]]) -> dict[str, Any] | None:
     """The sweep jobs of a sharded experiment's shards (taken out of ``jobs``) as one:
     its overrides with ``shard=*/N``, done when every shard's job is."""
-    from reflexion_bench.runner.shards import is_shard_set, shard_children
+    from reflexion_bench.core.shards import is_shard_set, shard_children
 
     if not is_shard_set(folder):
         return None
@@ -628,8 +628,8 @@ class RunView:
         """The tasks the run's latest session was asked to finish (``tasks_planned`` in
         ``provenance.json``), so that a live run reads "12 of 164"; None where the
         provenance does not say (older or imported runs). A sharded run sums its shards."""
+        from reflexion_bench.core.shards import run_parts
         from reflexion_bench.runner.provenance import read_provenance
-        from reflexion_bench.runner.shards import run_parts
 
         total = 0
         for part in run_parts(self.path):
@@ -686,7 +686,7 @@ def load_run_view(
     records = effective_records(raw)
     # As report.load_summary, from the records already read (one pass over the log).
     summary = summarize(records)
-    from reflexion_bench.runner.shards import run_parts, shard_status
+    from reflexion_bench.core.shards import run_parts, shard_status
 
     parts = run_parts(path)
     summary["answer_key"] = run_answer_key(records, parts)

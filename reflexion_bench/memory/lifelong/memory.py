@@ -38,6 +38,7 @@ from reflexion_bench.core.answer_key import (
     take_answer_key_uses,
 )
 from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.runlog import RunLogWriter
 from reflexion_bench.core.state import TaskState, TrialRecord, note_trial_extra
 from reflexion_bench.core.types import Attempt, Feedback, to_jsonable
 from reflexion_bench.memory.base import MemoryEntry, WindowMemory
@@ -49,7 +50,6 @@ from reflexion_bench.memory.lifelong.record import Reflection, utcnow
 from reflexion_bench.memory.lifelong.retrieval import Hit, RetrievalConfig, Retriever
 from reflexion_bench.memory.lifelong.signature import failure_signature
 from reflexion_bench.memory.lifelong.store import ReflectionStore
-from reflexion_bench.runner.runlog import RunLogWriter
 
 if TYPE_CHECKING:
     # A type only: the reflector role sits above memory (actors read memory.base).
