@@ -114,7 +114,7 @@ _SEED_KEYS = ("seed", "generate.seed")
 def configuration_key(config: dict[str, Any]) -> str:
     """Every result-changing key of a saved config but the seed, as canonical JSON: runs
     with equal keys are one configuration under different seeds."""
-    from reflexion_bench.runner.resume_guard import result_config
+    from reflexion_bench.config import result_config
 
     keys = result_config(config)
     for k in _SEED_KEYS:
