@@ -68,7 +68,7 @@ def program_sha256(program: str) -> str:
 @lru_cache(maxsize=8)
 def file_identity(path: str) -> dict[str, Any]:
     """Name, size and SHA-256 of a data file (the plus inputs' identity)."""
-    from reflexion_bench.runner.provenance import file_digest
+    from reflexion_bench.models.identity import file_digest
 
     p = Path(path)
     return {"name": p.name, "bytes": p.stat().st_size, "sha256": file_digest(p, None)}
