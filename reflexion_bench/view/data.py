@@ -18,7 +18,6 @@ from __future__ import annotations
 import difflib
 import json
 import logging
-import math
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -34,20 +33,12 @@ from reflexion_bench.core.runlog import (
     run_log_files,
 )
 
+# clean_json moved to core/types.py (analysis/compare.py uses it too); kept importable here.
+from reflexion_bench.core.types import clean_json as clean_json
+
 DEFAULT_RESAMPLES = 10_000
 RUN_FILES = ("config.yaml", "provenance.json")
 log = logging.getLogger(__name__)
-
-
-def clean_json(value: Any) -> Any:
-    """``value`` with NaN/inf replaced by None (JSON has neither; the page shows n/a)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): clean_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean_json(v) for v in value]
-    return value
 
 
 def dumps(value: Any) -> str:
