@@ -29,7 +29,7 @@ from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.state import TaskState
 from reflexion_bench.core.types import Attempt, Feedback
 from reflexion_bench.memory.base import MemoryEntry
-from reflexion_bench.models.sampled import SampledClient
+from reflexion_bench.models.sampled import SampledClient as SampledClient  # was defined here
 from reflexion_bench.reflectors.base import Reflector
 from reflexion_bench.strategies.base import Strategy, note_trial_extra, state_base_actor
 
