@@ -16,6 +16,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.shards import shard_dir, sweep_subdir
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
@@ -158,8 +159,6 @@ def redact_dirname(text: str) -> str:
     """``text`` (a Hydra ``override_dirname``) with secrets masked, safe as a folder
     name: sweep job folders are named from their overrides and must not hold a key.
     Output-only overrides (:data:`OUTPUT_ONLY_KEYS`) are left out."""
-    from reflexion_bench.runner.shards import sweep_subdir
-
     parts = [redact_override(p) for p in str(text).split(",") if not _output_only(p)]
     return sweep_subdir(",".join(parts).replace(MASK, "REDACTED"))
 
@@ -187,8 +186,6 @@ def register_resolvers() -> None:
     if not OmegaConf.has_resolver("redact_dirname"):
         OmegaConf.register_new_resolver("redact_dirname", redact_dirname)
     if not OmegaConf.has_resolver("shard_dir"):
-        from reflexion_bench.runner.shards import shard_dir
-
         OmegaConf.register_new_resolver("shard_dir", shard_dir)
     if not OmegaConf.has_resolver("project_path"):
         OmegaConf.register_new_resolver("project_path", project_path)
@@ -203,6 +200,84 @@ def config_text(cfg: DictConfig) -> str:
 def save_config(cfg: DictConfig, path: Path) -> None:
     """Write the resolved, redacted config (what the run actually used)."""
     path.write_text(config_text(cfg), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- results
+# Which keys of a saved config change results: the resume check refuses to mix runs
+# that differ in them (runner/resume_guard.py), and analysis groups the seeds of one
+# configuration by them (analysis/runs.py).
+
+FORCE_KEY = "resume_force"
+
+#: Top-level keys (and everything under them) that may change between sessions.
+FREE_KEYS = (
+    "max_concurrent_tasks",
+    "fail_on_error",
+    "resume",
+    FORCE_KEY,
+    "retry_errored",
+    "progress",
+    "run_dir",
+    "sweep_name",
+    "name",
+    "paths",
+    "logger",
+    "generate.timeout_s",
+)
+#: Leaf names that may change wherever they sit (model layer, sandbox, caches): they
+#: set how fast, how often and how long, not what is asked or how it is judged.
+FREE_LEAVES = frozenset(
+    {
+        "max_connections",
+        "rpm",
+        "tpm",
+        "rate_window_s",
+        "shared_rpm",
+        "shared_limit_key",
+        "shared_limit_path",
+        "retries",
+        "timeout_s",
+        "init_timeout_s",
+        "max_cost_usd",
+        "max_tokens_budget",
+        "cache",
+        "cache_path",
+        "cache_dir",
+        "hf_cache_dir",
+        "jobs",
+        "recycle_after",
+        # llama.cpp threads change speed only (EmbeddedModel.identity); the context per
+        # slot reaches results only through n_ctx, which is compared (resolved).
+        "n_threads",
+        "ctx_per_slot",
+        "slots_per_core",  # reaches results only through n_parallel, which is compared
+        "poll",
+    }
+)
+
+
+def flat_config(node: Any, prefix: str = "") -> dict[str, Any]:
+    """A saved config as ``{"dotted.key": leaf}``."""
+    if isinstance(node, dict) and node:
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            out.update(flat_config(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: node}
+
+
+def is_free_key(key: str) -> bool:
+    """Whether ``key`` may change between sessions of one run (:data:`FREE_KEYS`,
+    :data:`FREE_LEAVES`)."""
+    if any(key == k or key.startswith(k + ".") for k in FREE_KEYS):
+        return True
+    return key.rsplit(".", 1)[-1] in FREE_LEAVES
+
+
+def result_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The keys of a saved config that change results (flattened, the free ones left
+    out): what two runs must share to be the same experiment."""
+    return {k: v for k, v in flat_config(config).items() if not is_free_key(k)}
 
 
 # Registered at import: Hydra resolves `hydra.sweep.subdir` in every job's process

@@ -30,7 +30,7 @@ from reflexion_bench.core.answer_key import (
     EVALUATOR_ENV_SUCCESS,
     EVALUATOR_GOLD_ANSWER,
 )
-from reflexion_bench.runner.runlog import iter_records
+from reflexion_bench.core.runlog import iter_records
 
 #: Label of a run whose logs cannot tell (written before the counting, or imported).
 UNKNOWN = "unknown"

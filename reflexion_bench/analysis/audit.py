@@ -41,7 +41,7 @@ from reflexion_bench.analysis.imports import (
     read_programming_rows,
 )
 from reflexion_bench.analysis.stats import mcnemar_exact, paired_bootstrap_diff
-from reflexion_bench.runner.runlog import load_run_records
+from reflexion_bench.core.runlog import load_run_records
 
 P = "programming_runs/root/"
 H = "hotpotqa_runs/root/"

@@ -411,7 +411,7 @@ def render(result: dict[str, Any], fmt: str = "md") -> str:
     """The comparison as ``md``, ``json`` or ``latex``."""
     import json
 
-    from reflexion_bench.view.data import clean_json
+    from reflexion_bench.core.types import clean_json
 
     if fmt == "json":
         return json.dumps(clean_json(result), indent=2, default=str) + "\n"

@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from reflexion_bench.analysis.paper import with_canonical_strategies
-from reflexion_bench.runner.runlog import load_run_records
+from reflexion_bench.core.runlog import load_run_records
 
 ACTOR_NAMES = {"react": "ReAct", "cot": "CoT", "cot_context": "CoT (GT)"}
 

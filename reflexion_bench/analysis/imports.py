@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reflexion_bench.core.runlog import LOG_NAME, RunLogWriter
 from reflexion_bench.environments._rust_syntax import brace_balance
-from reflexion_bench.runner.runlog import LOG_NAME, RunLogWriter
 
 SOURCE_REPO = "noahshinn/reflexion"
 MANIFEST = "import.json"

@@ -11,13 +11,13 @@ from typing import Any
 
 from reflexion_bench.analysis.answer_key import describe, label_text, run_answer_key
 from reflexion_bench.analysis.metrics import summarize
-from reflexion_bench.runner.runlog import load_run_records
+from reflexion_bench.core.runlog import load_run_records
 
 
 def load_summary(run_dir: Path) -> dict[str, Any]:
     from reflexion_bench.analysis.alfworld import summary_section
     from reflexion_bench.analysis.rescore import with_rescore
-    from reflexion_bench.runner.shards import is_shard_set, run_parts, shard_status
+    from reflexion_bench.core.shards import is_shard_set, run_parts, shard_status
 
     # A sharded experiment's folder: its shards' logs together, each with its own files.
     sharded = is_shard_set(run_dir)

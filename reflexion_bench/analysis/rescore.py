@@ -49,7 +49,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from reflexion_bench.runner.runlog import RunLogWriter, iter_records
+from reflexion_bench.core.runlog import RunLogWriter, iter_records
 
 RESCORE_NAME = "rescore_plus.jsonl"
 ROW_TYPE = "plus_verdict"
@@ -68,7 +68,7 @@ def program_sha256(program: str) -> str:
 @lru_cache(maxsize=8)
 def file_identity(path: str) -> dict[str, Any]:
     """Name, size and SHA-256 of a data file (the plus inputs' identity)."""
-    from reflexion_bench.runner.provenance import file_digest
+    from reflexion_bench.models.identity import file_digest
 
     p = Path(path)
     return {"name": p.name, "bytes": p.stat().st_size, "sha256": file_digest(p, None)}
@@ -252,7 +252,7 @@ async def rescore_run(
     (all of them with ``force``); append a row per program to ``rescore_plus.jsonl``.
     A program whose judgment fails (the sandbox failed) gets an error row; the others
     are still judged."""
-    from reflexion_bench.runner.runlog import load_run_records
+    from reflexion_bench.core.runlog import load_run_records
 
     started = time.perf_counter()
     result = RunResult(run_dir)
@@ -357,7 +357,7 @@ async def rescore_run(
 
 def run_benchmark(run_dir: Path) -> str | None:
     """The benchmark a run's records name (None: no trial, or several)."""
-    from reflexion_bench.runner.runlog import load_run_records
+    from reflexion_bench.core.runlog import load_run_records
 
     names = {str(r.get("benchmark")) for r in load_run_records(run_dir)}
     return names.pop() if len(names) == 1 else None

@@ -24,7 +24,8 @@ from typing import Any
 
 from reflexion_bench.analysis.answer_key import run_answer_key
 from reflexion_bench.analysis.metrics import summarize
-from reflexion_bench.runner.runlog import LOG_NAME, load_run_records
+from reflexion_bench.core.runfolder import read_config as read_config
+from reflexion_bench.core.runlog import LOG_NAME, load_run_records
 
 # Folders never holding run logs of ours (W&B's offline copies, caches).
 _SKIP_DIRS = {"wandb", ".git", "__pycache__", ".ipynb_checkpoints", ".hydra"}
@@ -33,7 +34,7 @@ _SKIP_DIRS = {"wandb", ".git", "__pycache__", ".ipynb_checkpoints", ".hydra"}
 def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
     """Every run folder under ``paths`` (folders holding a ``log.jsonl``), de-duplicated,
     in the order given (sorted within a searched folder)."""
-    from reflexion_bench.runner.shards import is_shard_set
+    from reflexion_bench.core.shards import is_shard_set
 
     out: list[Path] = []
     seen: set[Path] = set()
@@ -64,7 +65,7 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def _is_shard(folder: Path) -> bool:
-    from reflexion_bench.runner.shards import parse_folder
+    from reflexion_bench.core.shards import parse_folder
 
     return parse_folder(folder.name) is not None
 
@@ -113,7 +114,7 @@ _SEED_KEYS = ("seed", "generate.seed")
 def configuration_key(config: dict[str, Any]) -> str:
     """Every result-changing key of a saved config but the seed, as canonical JSON: runs
     with equal keys are one configuration under different seeds."""
-    from reflexion_bench.runner.resume_guard import result_config
+    from reflexion_bench.config import result_config
 
     keys = result_config(config)
     for k in _SEED_KEYS:
@@ -142,7 +143,7 @@ def load_run(path: Path) -> Run:
 
     # A run re-judged by `reflexion-bench rescore` gets its plus verdicts from the file.
     # A log written under a strategy's old name (`none`) is compared under its name now.
-    from reflexion_bench.runner.shards import is_shard_set, merged_config, shard_dirs, shard_status
+    from reflexion_bench.core.shards import is_shard_set, merged_config, shard_dirs, shard_status
 
     if is_shard_set(path):
         # A sharded experiment: its shards' records as one run, checked complete.
@@ -156,18 +157,6 @@ def load_run(path: Path) -> Run:
     summary = summarize(records)
     summary["answer_key"] = run_answer_key(records, [path])
     return Run(path=path, records=records, summary=summary, config=read_config(path))
-
-
-def read_config(path: Path) -> dict[str, Any] | None:
-    import yaml
-
-    from reflexion_bench.runner.resume_guard import CONFIG_NAME
-
-    try:
-        data = yaml.safe_load((path / CONFIG_NAME).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None  # no config (an imported log) or unreadable: a set of its own
-    return data if isinstance(data, dict) else None
 
 
 def _answer_label(summary: dict[str, Any]) -> str:

@@ -116,8 +116,8 @@ def _elapsed(run_dir: Path) -> dict[str, Any]:
     (resumed runs have several), summed; {} when a session lacks its times."""
     from datetime import datetime
 
+    from reflexion_bench.core.shards import is_shard_set, shard_dirs
     from reflexion_bench.runner.provenance import read_provenance
-    from reflexion_bench.runner.shards import is_shard_set, shard_dirs
 
     if is_shard_set(run_dir):
         # Shards run side by side (on other machines): the experiment took as long as
@@ -207,8 +207,8 @@ def main(argv: list[str]) -> int:
 
     # Runs compared in one table must come from the same code, libraries, data, model,
     # sandbox and kind of machine, or the table says so (provenance.json of each run).
+    from reflexion_bench.core.shards import expand_shards, shard_warnings
     from reflexion_bench.runner.provenance import check_provenance
-    from reflexion_bench.runner.shards import expand_shards, shard_warnings
 
     # The shards of one experiment ran apart: each has its own provenance.
     provenance = check_provenance(expand_shards(run_dirs))

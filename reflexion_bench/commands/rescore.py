@@ -128,7 +128,7 @@ class _Progress:
 def _summary_line(res: RunResult) -> str:
     from reflexion_bench.analysis.metrics import summarize
     from reflexion_bench.analysis.rescore import with_rescore
-    from reflexion_bench.runner.runlog import load_run_records
+    from reflexion_bench.core.runlog import load_run_records
 
     if res.note:
         return f"{res.run_dir}: {res.note}"
@@ -157,9 +157,9 @@ def main(argv: list[str]) -> int:
     from reflexion_bench.analysis.rescore import judged_records, rescore_runs
     from reflexion_bench.analysis.runs import find_run_dirs
     from reflexion_bench.core.errors import ConfigError
+    from reflexion_bench.core.runlog import load_run_records
+    from reflexion_bench.core.shards import expand_shards
     from reflexion_bench.runner.provenance import _git, sandbox_info
-    from reflexion_bench.runner.runlog import load_run_records
-    from reflexion_bench.runner.shards import expand_shards
 
     args = _parser().parse_args(argv)
     if args.jobs < 1:

@@ -96,7 +96,7 @@ def _remove_failed_start(folder: Path) -> None:
     with results (a log with a record) is never removed."""
     import shutil
 
-    from reflexion_bench.runner.runlog import LOG_NAME
+    from reflexion_bench.core.runlog import LOG_NAME
 
     log_path = folder / LOG_NAME
     if log_path.exists() and log_path.stat().st_size > 0:

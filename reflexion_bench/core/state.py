@@ -224,3 +224,19 @@ def _logged_messages(
     total = sum(len(m.content) for m in messages)
     cut = any(len(m.content) > cap for m in messages)
     return out, (total if cut else None)
+
+
+#: Key of ``TaskState.scratch`` under which a strategy leaves values for the current
+#: trial's ``extra`` field in the run log (e.g. the real reflection a control replaced).
+TRIAL_EXTRA_KEY = "trial_extra"
+
+
+def note_trial_extra(state: TaskState, **values: Any) -> None:
+    """Leave ``values`` for the ``extra`` field of the trial in progress.
+
+    The loop merges ``state.scratch[TRIAL_EXTRA_KEY]`` into the trial record when the
+    trial ends, so what a strategy (or a reflector, or the lifelong memory) did but did
+    not show (the real reflection behind an ``irrelevant_text`` control, the task a
+    wrong reflection came from) is in the log.
+    """
+    state.scratch.setdefault(TRIAL_EXTRA_KEY, {}).update(values)

@@ -7,6 +7,7 @@ up in the run log, and the run log is the source of truth for every report.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -235,3 +236,14 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, list | tuple):
         return [to_jsonable(v) for v in obj]
     return obj
+
+
+def clean_json(value: Any) -> Any:
+    """``value`` with NaN/inf replaced by None (JSON has neither; the page shows n/a)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): clean_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_json(v) for v in value]
+    return value

@@ -2,7 +2,8 @@
 
 No parser: the benchmarks' programs and tests are plain enough that skipping comments,
 string and char literals and counting brackets places every item and call we need.
-Shared by extraction (``code_rust``) and the judge (``rust_judge``).
+Shared by extraction (``code_rust``), the judge (``rust_judge``) and the LeetCode
+loader (``leetcode``: signatures and test calls).
 """
 
 from __future__ import annotations
@@ -89,3 +90,35 @@ def brace_balance(code: str) -> int:
             depth -= 1
         i += 1
     return depth
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split on ``sep`` outside brackets, strings and generic angle brackets."""
+    parts: list[str] = []
+    depth = 0
+    buf: list[str] = []
+    in_str = False
+    prev = ""
+    for ch in text:
+        if in_str:
+            buf.append(ch)
+            if ch == '"' and prev != "\\":
+                in_str = False
+            prev = ch if not (prev == "\\" and ch == "\\") else ""
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append("".join(buf))
+            buf = []
+        else:
+            buf.append(ch)
+        prev = ch
+    tail = "".join(buf)
+    if tail.strip():
+        parts.append(tail)
+    return [p.strip() for p in parts]

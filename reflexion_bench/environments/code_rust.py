@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from reflexion_bench.core.types import Task
-from reflexion_bench.environments._rust_syntax import brace_balance, match_close
+from reflexion_bench.environments._rust_syntax import brace_balance, match_close, split_top_level
 from reflexion_bench.environments.code_common import (
     CodeLanguage,
     ExtractedCode,
@@ -144,9 +144,7 @@ def parse_signature(prompt: str, name: str | None = None) -> RustFn:
     ret_text = rest[: brace if brace >= 0 else len(rest)].strip()
     ret = ret_text[2:].strip() if ret_text.startswith("->") else "()"
     params: list[tuple[str, str]] = []
-    from reflexion_bench.environments.leetcode import _split_top_level
-
-    for p in _split_top_level(params_text):
+    for p in split_top_level(params_text):
         if ":" in p:
             pname, ptype = p.split(":", 1)
             params.append((pname.strip().removeprefix("mut ").strip(), ptype.strip()))

@@ -31,6 +31,7 @@ from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
 from reflexion_bench.core.types import Task
+from reflexion_bench.environments._rust_syntax import split_top_level
 from reflexion_bench.environments.base import DatasetError, select_tasks
 from reflexion_bench.environments.code_common import CodeLanguage
 
@@ -178,38 +179,6 @@ class RustSignature:
     """The signature line as written, without the opening brace."""
 
 
-def _split_top_level(text: str, sep: str = ",") -> list[str]:
-    """Split on ``sep`` outside brackets, strings and generic angle brackets."""
-    parts: list[str] = []
-    depth = 0
-    buf: list[str] = []
-    in_str = False
-    prev = ""
-    for ch in text:
-        if in_str:
-            buf.append(ch)
-            if ch == '"' and prev != "\\":
-                in_str = False
-            prev = ch if not (prev == "\\" and ch == "\\") else ""
-            continue
-        if ch == '"':
-            in_str = True
-        elif ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        if ch == sep and depth == 0:
-            parts.append("".join(buf))
-            buf = []
-        else:
-            buf.append(ch)
-        prev = ch
-    tail = "".join(buf)
-    if tail.strip():
-        parts.append(tail)
-    return [p.strip() for p in parts]
-
-
 def rust_signature(prompt: str) -> RustSignature:
     """The last ``fn`` signature of ``prompt`` (MultiPL-E prompts end with it)."""
     matches = list(
@@ -223,7 +192,7 @@ def rust_signature(prompt: str) -> RustSignature:
         raise DatasetError(f"no `fn name(...)` signature in the prompt: {prompt[-120:]!r}")
     m = matches[-1]
     params: list[tuple[str, str]] = []
-    for p in _split_top_level(m.group(2)):
+    for p in split_top_level(m.group(2)):
         if ":" not in p:
             continue
         name, typ = p.split(":", 1)
@@ -249,7 +218,7 @@ def _rust_call_args(test: str, fn: str) -> list[str] | None:
         elif ch in ")]}":
             depth -= 1
             if depth == 0:
-                return _split_top_level(test[start:i])
+                return split_top_level(test[start:i])
     return None
 
 

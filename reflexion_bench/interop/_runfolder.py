@@ -21,8 +21,8 @@ from typing import Any
 
 import yaml
 
+from reflexion_bench.core.runlog import LOG_NAME, RunLogWriter
 from reflexion_bench.interop._verdicts import InteropError
-from reflexion_bench.runner.runlog import LOG_NAME, RunLogWriter
 
 MANIFEST = "import.json"
 CONFIG_NAME = "config.yaml"  # resume_guard.CONFIG_NAME, without importing Hydra's layer

@@ -304,7 +304,7 @@ def build_log(run_dir: Path) -> tuple[Any, dict[str, Any]]:
 
     from reflexion_bench.analysis.report import load_summary
     from reflexion_bench.config import redact
-    from reflexion_bench.runner.runlog import load_run_records
+    from reflexion_bench.core.runlog import load_run_records
 
     if not run_dir.is_dir():
         raise InteropError(f"not a run folder: {run_dir} (a folder with log.jsonl)")

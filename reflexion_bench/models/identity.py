@@ -132,3 +132,18 @@ def file_sha256(path: Path, stamp_dir: Path) -> str:
         if _file_state(path) == before:
             write_stamp(path, stamp_dir, digest, before)
     return digest
+
+
+# Above this size a file's digest comes from its size+mtime stamp when unchanged.
+_STAMP_MIN_BYTES = 16 * 1024 * 1024
+
+
+def file_digest(path: Path, stamp_dir: Path | None) -> str:
+    """SHA-256 of ``path``; large files reuse the size+mtime stamp of the model layer."""
+    if stamp_dir is not None and path.stat().st_size >= _STAMP_MIN_BYTES:
+        return file_sha256(path, stamp_dir)
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()

@@ -21,9 +21,8 @@ import re
 from dataclasses import dataclass
 
 from reflexion_bench.core.errors import ConfigError
-from reflexion_bench.core.state import TaskState
+from reflexion_bench.core.state import TaskState, note_trial_extra
 from reflexion_bench.core.types import Attempt, Feedback, Message
-from reflexion_bench.strategies.base import note_trial_extra
 
 
 @dataclass(frozen=True)

@@ -236,7 +236,7 @@ class DryRun:
 
 def measure(run_dir: Path) -> DryRun:
     """Read the dry run's log: trial 1's calls, and each later trial's."""
-    from reflexion_bench.runner.runlog import load_run_records
+    from reflexion_bench.core.runlog import load_run_records
 
     by_task: dict[str, list[dict[str, Any]]] = {}
     for r in load_run_records(run_dir):

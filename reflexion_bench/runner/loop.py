@@ -15,14 +15,14 @@ from reflexion_bench.actors.base import Actor
 from reflexion_bench.core.answer_key import take_answer_key_uses
 from reflexion_bench.core.budget import spend_of, task_spend
 from reflexion_bench.core.errors import TaskStopped
-from reflexion_bench.core.state import TaskState, TrialRecord
+from reflexion_bench.core.state import TRIAL_EXTRA_KEY, TaskState, TrialRecord
 from reflexion_bench.core.types import Attempt, Feedback, Score
 from reflexion_bench.evaluators.base import Evaluator
 from reflexion_bench.models.base import BudgetExceeded
 from reflexion_bench.reflectors.base import Reflector
 from reflexion_bench.sandbox.base import SandboxError
 from reflexion_bench.scorers.base import Scorer
-from reflexion_bench.strategies.base import TRIAL_EXTRA_KEY, Strategy
+from reflexion_bench.strategies.base import Strategy
 
 TrialCallback = Callable[[TaskState, TrialRecord, bool], Awaitable[None]]
 

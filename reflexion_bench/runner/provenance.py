@@ -47,6 +47,9 @@ from typing import Any
 
 from reflexion_bench.config import CONFIG_DIR, redact, redact_text
 
+# Moved to models/identity.py (next to the stamps it reuses), where analysis reads it too.
+from reflexion_bench.models.identity import file_digest as file_digest
+
 PROVENANCE_NAME = "provenance.json"
 SCHEMA = 1
 
@@ -90,8 +93,6 @@ COMPARED = (
 # the model identity), kernel pseudo-files.
 _CODE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pth", ".typed", ".gguf", ".safetensors")
 _SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/etc/", "/run/")
-# Above this size a file's digest comes from its size+mtime stamp when unchanged.
-_STAMP_MIN_BYTES = 16 * 1024 * 1024
 
 
 def _now() -> str:
@@ -175,19 +176,6 @@ def data_file_paths(opened: Iterable[str], exclude_dirs: Sequence[Path] = ()) ->
             continue
         out.add(resolved)
     return sorted(out)
-
-
-def file_digest(path: Path, stamp_dir: Path | None) -> str:
-    """SHA-256 of ``path``; large files reuse the size+mtime stamp of the model layer."""
-    if stamp_dir is not None and path.stat().st_size >= _STAMP_MIN_BYTES:
-        from reflexion_bench.models.identity import file_sha256
-
-        return file_sha256(path, stamp_dir)
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def hash_data_files(paths: Iterable[Path], stamp_dir: Path | None = None) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reflexion_bench.config import PROJECT_ROOT
-from reflexion_bench.runner.runlog import LOG_NAME, load_run_records
+from reflexion_bench.core.runlog import LOG_NAME, load_run_records
 
 log = logging.getLogger(__name__)
 

@@ -32,59 +32,18 @@ from typing import Any
 import yaml
 from omegaconf import DictConfig
 
-from reflexion_bench.config import config_text
+# Which keys change results is a property of the config, read by analysis too (runs with
+# equal result keys are seeds of one configuration): it lives in config.py, below both.
+from reflexion_bench.config import FORCE_KEY as FORCE_KEY
+from reflexion_bench.config import FREE_KEYS as FREE_KEYS
+from reflexion_bench.config import FREE_LEAVES as FREE_LEAVES
+from reflexion_bench.config import config_text, flat_config, is_free_key
+from reflexion_bench.config import result_config as result_config
 from reflexion_bench.core.errors import ConfigError
+from reflexion_bench.core.runfolder import CONFIG_NAME as CONFIG_NAME
+from reflexion_bench.core.runfolder import LOG_NAME
 
 log = logging.getLogger(__name__)
-
-CONFIG_NAME = "config.yaml"
-FORCE_KEY = "resume_force"
-
-#: Top-level keys (and everything under them) that may change between sessions.
-FREE_KEYS = (
-    "max_concurrent_tasks",
-    "fail_on_error",
-    "resume",
-    FORCE_KEY,
-    "retry_errored",
-    "progress",
-    "run_dir",
-    "sweep_name",
-    "name",
-    "paths",
-    "logger",
-    "generate.timeout_s",
-)
-#: Leaf names that may change wherever they sit (model layer, sandbox, caches): they
-#: set how fast, how often and how long, not what is asked or how it is judged.
-FREE_LEAVES = frozenset(
-    {
-        "max_connections",
-        "rpm",
-        "tpm",
-        "rate_window_s",
-        "shared_rpm",
-        "shared_limit_key",
-        "shared_limit_path",
-        "retries",
-        "timeout_s",
-        "init_timeout_s",
-        "max_cost_usd",
-        "max_tokens_budget",
-        "cache",
-        "cache_path",
-        "cache_dir",
-        "hf_cache_dir",
-        "jobs",
-        "recycle_after",
-        # llama.cpp threads change speed only (EmbeddedModel.identity); the context per
-        # slot reaches results only through n_ctx, which is compared (resolved).
-        "n_threads",
-        "ctx_per_slot",
-        "slots_per_core",  # reaches results only through n_parallel, which is compared
-        "poll",
-    }
-)
 
 
 class ResumeConflict(ConfigError):
@@ -112,33 +71,12 @@ def _show(value: Any) -> str:
 _ABSENT = object()
 
 
-def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(node, dict) and node:
-        out: dict[str, Any] = {}
-        for k, v in node.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: node}
-
-
-def _free(key: str) -> bool:
-    if any(key == k or key.startswith(k + ".") for k in FREE_KEYS):
-        return True
-    return key.rsplit(".", 1)[-1] in FREE_LEAVES
-
-
-def result_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The keys of a saved config that change results (flattened, the free ones left
-    out): what two runs must share to be the same experiment."""
-    return {k: v for k, v in _flatten(config).items() if not _free(k)}
-
-
 def config_diffs(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """Keys whose values differ between two saved configs, less the free ones."""
-    a, b = _flatten(old), _flatten(new)
+    a, b = flat_config(old), flat_config(new)
     out: dict[str, tuple[Any, Any]] = {}
     for key in sorted(set(a) | set(b)):
-        if _free(key):
+        if is_free_key(key):
             continue
         va, vb = a.get(key, _ABSENT), b.get(key, _ABSENT)
         if va is _ABSENT and vb is None:
@@ -162,8 +100,6 @@ def _grows(key: str, old: Any, new: Any) -> bool:
 
 
 def _has_results(run_dir: Path) -> bool:
-    from reflexion_bench.runner.runlog import LOG_NAME
-
     log_path = run_dir / LOG_NAME
     return log_path.is_file() and log_path.stat().st_size > 0
 

@@ -27,14 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 from reflexion_bench.config import build, redact_text, save_config
 from reflexion_bench.core.budget import TaskBudget
 from reflexion_bench.core.errors import ConfigError
-from reflexion_bench.core.state import Services, TaskState, TrialRecord
-from reflexion_bench.core.types import GenerateConfig, Task, to_jsonable
-from reflexion_bench.evaluators.base import evaluator_name
-from reflexion_bench.memory.base import Memory, TaskAwareMemory
-from reflexion_bench.models.base import ModelClient
-from reflexion_bench.runner.loop import Roles, run_task
-from reflexion_bench.runner.progress import Progress
-from reflexion_bench.runner.runlog import (
+from reflexion_bench.core.runlog import (
     LOG_NAME,
     RunLogWriter,
     effective_records,
@@ -42,7 +35,14 @@ from reflexion_bench.runner.runlog import (
     finished_task_ids,
     iter_records,
 )
-from reflexion_bench.runner.shards import parse_shard, split, write_shard_file
+from reflexion_bench.core.shards import parse_shard, split, write_shard_file
+from reflexion_bench.core.state import Services, TaskState, TrialRecord
+from reflexion_bench.core.types import GenerateConfig, Task, to_jsonable
+from reflexion_bench.evaluators.base import evaluator_name
+from reflexion_bench.memory.base import Memory, TaskAwareMemory
+from reflexion_bench.models.base import ModelClient
+from reflexion_bench.runner.loop import Roles, run_task
+from reflexion_bench.runner.progress import Progress
 from reflexion_bench.sandbox.base import Sandbox
 
 if TYPE_CHECKING:

@@ -6,6 +6,7 @@ controls, in :meth:`Strategy.after_failure`. The frozen-first-attempt wrappers
 (:mod:`reflexion_bench.strategies.frozen`) wrap the benchmark's actor and evaluator.
 """
 
+from reflexion_bench.models.sampled import SampledClient
 from reflexion_bench.strategies.base import (
     MEMORY_CONTENTS,
     TRIAL_EXTRA_KEY,
@@ -13,7 +14,7 @@ from reflexion_bench.strategies.base import (
     note_trial_extra,
     raw_log_text,
 )
-from reflexion_bench.strategies.best_of_n import BestOfNStrategy, SampledClient
+from reflexion_bench.strategies.best_of_n import BestOfNStrategy
 from reflexion_bench.strategies.controls import (
     IrrelevantTextStrategy,
     WrongReflectionStrategy,

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
+
+# TRIAL_EXTRA_KEY and note_trial_extra live with TaskState (core): reflectors and the
+# lifelong memory note trial extras too, and they sit below the strategies.
+from reflexion_bench.core.state import TRIAL_EXTRA_KEY as TRIAL_EXTRA_KEY
 from reflexion_bench.core.state import TaskState
+from reflexion_bench.core.state import note_trial_extra as note_trial_extra
 from reflexion_bench.core.types import Attempt, Feedback
 from reflexion_bench.memory.base import MemoryEntry
 from reflexion_bench.models.base import ModelClient
+from reflexion_bench.models.sampled import SampledClient
 from reflexion_bench.reflectors.base import Reflector
-
-#: Key of ``TaskState.scratch`` under which a strategy leaves values for the current
-#: trial's ``extra`` field in the run log (e.g. the real reflection a control replaced).
-TRIAL_EXTRA_KEY = "trial_extra"
 
 MEMORY_CONTENTS = (
     "none",  # retry with no memory (the `retry` control / the paper's base agents)
@@ -173,9 +174,6 @@ def use_actor(
     setting) with ``sample_index`` (default: trial - 1, part of the cache key so each
     trial is its own sample). Only this task's copy of the services changes; the
     trial's ``extra`` records the actor's model, temperature and sample index."""
-    # Imported here: best_of_n imports this module.
-    from reflexion_bench.strategies.best_of_n import SampledClient
-
     index = state.trial_index - 1 if sample_index is None else sample_index
     actor: ModelClient = client
     if temperature is not None:
@@ -189,13 +187,3 @@ def use_actor(
         actor_temperature=temperature,
         actor_sample_index=index if temperature is not None else None,
     )
-
-
-def note_trial_extra(state: TaskState, **values: Any) -> None:
-    """Leave ``values`` for the ``extra`` field of the trial in progress.
-
-    The loop merges ``state.scratch[TRIAL_EXTRA_KEY]`` into the trial record when the
-    trial ends, so what a strategy did but did not show (the real reflection behind an
-    ``irrelevant_text`` control, the task a wrong reflection came from) is in the log.
-    """
-    state.scratch.setdefault(TRIAL_EXTRA_KEY, {}).update(values)

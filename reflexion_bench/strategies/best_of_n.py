@@ -25,57 +25,15 @@ the one-off self-test generation by the mean tokens of one first attempt.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from reflexion_bench.core.errors import ConfigError
-from reflexion_bench.core.sampling import sample_seed
 from reflexion_bench.core.state import TaskState
-from reflexion_bench.core.types import (
-    Attempt,
-    Feedback,
-    GenerateConfig,
-    Message,
-    ModelOutput,
-    SentParams,
-)
+from reflexion_bench.core.types import Attempt, Feedback
 from reflexion_bench.memory.base import MemoryEntry
-from reflexion_bench.models.base import ModelClient
+from reflexion_bench.models.sampled import SampledClient as SampledClient  # was defined here
 from reflexion_bench.reflectors.base import Reflector
 from reflexion_bench.strategies.base import Strategy, note_trial_extra, state_base_actor
-
-
-class SampledClient(ModelClient):
-    """Wraps a started client: forces a temperature and a sample index on every call.
-
-    It owns nothing: ``start``/``aclose`` are no-ops because the wrapped client is the
-    run's shared one, started and closed by the runner.
-    """
-
-    def __init__(self, inner: ModelClient, temperature: float, sample_index: int) -> None:
-        self.inner = inner
-        self.temperature = temperature
-        self.sample_index = sample_index
-        self.provider = inner.provider
-        self.name = inner.name
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    def sampled(self, config: GenerateConfig) -> GenerateConfig:
-        """``config`` as this client sends it: its temperature, its sample index and the
-        sample's own seed (:func:`~reflexion_bench.core.sampling.sample_seed`)."""
-        seed = None if config.seed is None else sample_seed(int(config.seed), self.sample_index)
-        return config.replace(
-            temperature=self.temperature, sample_index=self.sample_index, seed=seed
-        )
-
-    def sent_params(self, config: GenerateConfig) -> SentParams:
-        return self.inner.sent_params(self.sampled(config))
-
-    async def generate(self, messages: Sequence[Message], config: GenerateConfig) -> ModelOutput:
-        return await self.inner.generate(messages, self.sampled(config))
 
 
 @dataclass

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reflexion_bench.runner.runlog import LOG_NAME, effective_records, iter_records
+from reflexion_bench.core.runlog import LOG_NAME, effective_records, iter_records
 
 
 @dataclass

@@ -346,7 +346,7 @@ class WandbTracker:
     def _log_run(self, run_dir: Path, summary: dict[str, Any]) -> None:
         import wandb
 
-        from reflexion_bench.runner.runlog import LOG_NAME, load_run_records
+        from reflexion_bench.core.runlog import LOG_NAME, load_run_records
 
         records = load_run_records(run_dir) if (run_dir / LOG_NAME).exists() else []
         run = self._ensure_run(run_dir)

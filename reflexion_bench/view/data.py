@@ -18,7 +18,6 @@ from __future__ import annotations
 import difflib
 import json
 import logging
-import math
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -28,26 +27,18 @@ from typing import Any
 
 from reflexion_bench.analysis.answer_key import label_text
 from reflexion_bench.analysis.metrics import first_to_final, fixes_breaks, hidden_verdict
-from reflexion_bench.runner.runlog import (
+from reflexion_bench.core.runlog import (
     effective_records,
     iter_run_records,
     run_log_files,
 )
 
+# clean_json moved to core/types.py (analysis/compare.py uses it too); kept importable here.
+from reflexion_bench.core.types import clean_json as clean_json
+
 DEFAULT_RESAMPLES = 10_000
 RUN_FILES = ("config.yaml", "provenance.json")
 log = logging.getLogger(__name__)
-
-
-def clean_json(value: Any) -> Any:
-    """``value`` with NaN/inf replaced by None (JSON has neither; the page shows n/a)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): clean_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean_json(v) for v in value]
-    return value
 
 
 def dumps(value: Any) -> str:
@@ -202,7 +193,7 @@ def _self_test_view(st: Any) -> dict[str, Any] | None:
 def _shard_jobs(folder: Path, jobs: dict[Path, dict[str, Any]]) -> dict[str, Any] | None:
     """The sweep jobs of a sharded experiment's shards (taken out of ``jobs``) as one:
     its overrides with ``shard=*/N``, done when every shard's job is."""
-    from reflexion_bench.runner.shards import is_shard_set, shard_children
+    from reflexion_bench.core.shards import is_shard_set, shard_children
 
     if not is_shard_set(folder):
         return None
@@ -629,8 +620,8 @@ class RunView:
         """The tasks the run's latest session was asked to finish (``tasks_planned`` in
         ``provenance.json``), so that a live run reads "12 of 164"; None where the
         provenance does not say (older or imported runs). A sharded run sums its shards."""
+        from reflexion_bench.core.shards import run_parts
         from reflexion_bench.runner.provenance import read_provenance
-        from reflexion_bench.runner.shards import run_parts
 
         total = 0
         for part in run_parts(self.path):
@@ -687,7 +678,7 @@ def load_run_view(
     records = effective_records(raw)
     # As report.load_summary, from the records already read (one pass over the log).
     summary = summarize(records)
-    from reflexion_bench.runner.shards import run_parts, shard_status
+    from reflexion_bench.core.shards import run_parts, shard_status
 
     parts = run_parts(path)
     summary["answer_key"] = run_answer_key(records, parts)

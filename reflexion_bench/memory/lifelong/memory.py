@@ -30,7 +30,7 @@ import traceback
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reflexion_bench.core.answer_key import (
     MEMORY_HIDDEN_VERDICT,
@@ -38,7 +38,8 @@ from reflexion_bench.core.answer_key import (
     take_answer_key_uses,
 )
 from reflexion_bench.core.errors import ConfigError
-from reflexion_bench.core.state import TaskState, TrialRecord
+from reflexion_bench.core.runlog import RunLogWriter
+from reflexion_bench.core.state import TaskState, TrialRecord, note_trial_extra
 from reflexion_bench.core.types import Attempt, Feedback, to_jsonable
 from reflexion_bench.memory.base import MemoryEntry, WindowMemory
 from reflexion_bench.memory.lifelong.encoders import Encoder
@@ -49,9 +50,10 @@ from reflexion_bench.memory.lifelong.record import Reflection, utcnow
 from reflexion_bench.memory.lifelong.retrieval import Hit, RetrievalConfig, Retriever
 from reflexion_bench.memory.lifelong.signature import failure_signature
 from reflexion_bench.memory.lifelong.store import ReflectionStore
-from reflexion_bench.reflectors.base import Reflector
-from reflexion_bench.runner.runlog import RunLogWriter
-from reflexion_bench.strategies.base import note_trial_extra
+
+if TYPE_CHECKING:
+    # A type only: the reflector role sits above memory (actors read memory.base).
+    from reflexion_bench.reflectors.base import Reflector
 
 log = logging.getLogger(__name__)
 

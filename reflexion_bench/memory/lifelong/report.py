@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from reflexion_bench.core.runlog import load_run_records
 from reflexion_bench.memory.lifelong.memory import EVENTS_NAME
 from reflexion_bench.memory.lifelong.metrics import (
     gating_counts,
@@ -30,7 +31,6 @@ from reflexion_bench.memory.lifelong.metrics import (
 )
 from reflexion_bench.memory.lifelong.record import OUTCOMES
 from reflexion_bench.memory.lifelong.store import ReflectionStore
-from reflexion_bench.runner.runlog import load_run_records
 
 log = logging.getLogger(__name__)
 
