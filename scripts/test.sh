@@ -51,7 +51,12 @@ fi
 # a table (component -> tests, ran, skipped and why), from the same records as the skips.
 components_json="$(mktemp "${TMPDIR:-/tmp}/reflexion-components.XXXXXX.json")"
 rc=0
-REFLEXION_COMPONENTS_JSON="$components_json" .venv/bin/python -m pytest "$@" || rc=$?
+# The layering contract ([tool.importlinter] in pyproject.toml: commands on top, core at
+# the bottom, no circle between sibling modules); a broken contract fails the run.
+.venv/bin/lint-imports || rc=$?
+prc=0
+REFLEXION_COMPONENTS_JSON="$components_json" .venv/bin/python -m pytest "$@" || prc=$?
+[ "$prc" = 0 ] || rc=$prc
 if [ -s "$components_json" ]; then
   .venv/bin/python -m tests.components "$components_json" || true
 fi
