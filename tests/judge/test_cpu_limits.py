@@ -155,24 +155,31 @@ async def test_a_program_just_over_the_limit_is_rejudged_not_timed_out(
     # calibration in this process can be off by more than the margin on a busy machine).
     # The least of three judgments: the first one in a fresh worker once measured 1.4x
     # a later one (CI, 2026-12-03), so a single probe can put the limit above the run.
-    probes = [
-        await judge_hidden(
-            sandbox, program=BURN, test=test, test_call="", entry_point="f", timeout_s=30.0
+    # The re-judge runs on a fresh worker, whose first program can cost that much more
+    # again (CI, 2026-12-06: 0.466 s probed, over 0.659 s re-judged), so the whole
+    # calibrate-then-judge cycle is tried up to three times: a noisy measurement may
+    # spoil one cycle, a confirmation that does not work spoils all three.
+    for _cycle in range(3):
+        probes = [
+            await judge_hidden(
+                sandbox, program=BURN, test=test, test_call="", entry_point="f", timeout_s=30.0
+            )
+            for _ in range(3)
+        ]
+        assert all(p.status == "pass" and p.cpu_s is not None for p in probes), probes
+        least = min(float(p.cpu_s or 0) for p in probes)
+        # A limit 1/sqrt(2) of that: the first run times out (by ~40%); the confirmation,
+        # with twice the limit, has ~40% to spare and gives the verdict, and says so.
+        v = await judge_hidden(
+            sandbox,
+            program=BURN,
+            test=test,
+            test_call="",
+            entry_point="f",
+            timeout_s=least / 2**0.5,
         )
-        for _ in range(3)
-    ]
-    assert all(p.status == "pass" and p.cpu_s is not None for p in probes), probes
-    least = min(float(p.cpu_s or 0) for p in probes)
-    # A limit 1/sqrt(2) of that: the first run times out (by ~40%); the confirmation,
-    # with twice the limit, has ~40% to spare and gives the verdict, and says so.
-    v = await judge_hidden(
-        sandbox,
-        program=BURN,
-        test=test,
-        test_call="",
-        entry_point="f",
-        timeout_s=least / 2**0.5,
-    )
+        if v.status == "pass" and v.timeout_confirmed is False:
+            break
     assert v.status == "pass", v.detail
     assert v.timeout_confirmed is False
     assert v.timing["first"]["clock"] == "cpu"
