@@ -137,8 +137,9 @@ def test_report_tables_and_figures_carry_the_label(
     monkeypatch.setattr(plots, "_save", save)
     plots.plot_trial_curves(report["groups"], tmp_path / "curve")
     legend = [t.get_text() for t in figs[0].legends[0].get_texts()]  # below the axes
-    assert any(t == "reflexion (n=2) [answer-in-loop (3 uses)]" for t in legend)
-    assert any(t == "reflexion_no_tests (n=2)" for t in legend)
+    # Strategies by their human names (configs/labels.yaml), the label after them.
+    assert any(t == "Reflexion (n=2) [answer-in-loop (3 uses)]" for t in legend), legend
+    assert any(t == "Reflexion, no tests (n=2)" for t in legend), legend
 
     import matplotlib.pyplot as plt
 
