@@ -4,7 +4,8 @@ Every number comes from the functions ``reflexion-bench report`` uses: the run s
 from :func:`~reflexion_bench.analysis.report.load_summary`, the 95% intervals from the
 report's own group data (:func:`~reflexion_bench.analysis.tables.build_report`'s
 ``_group_data``), and the paired comparison from the same task verdicts, exact
-McNemar test and paired bootstrap as the report's ``paired`` table. Nothing is
+McNemar test and paired interval (Newcombe's for 0/1 verdicts) as the report's
+``paired`` table. Nothing is
 recomputed another way.
 
 A :class:`Catalog` holds the run folders being viewed and reloads a run when its log
@@ -554,9 +555,10 @@ class RunView:
         return out
 
     def intervals(self) -> dict[str, Any]:
-        """The report's 95% bootstrap intervals (first try, pass@1, pass@1 over finished
-        tasks, the curves), computed on first use: the bootstrap is the slow part of a
-        run page (about 1.5 s of 2 on a 164 x 5 run), so pages show the estimates first."""
+        """The report's 95% intervals (first try, pass@1, pass@1 over finished tasks, the
+        curves: Wilson for one run's 0/1 verdicts, the bootstrap over tasks for means over
+        seeds), computed on first use: they are the slow part of a run page (the group
+        data behind them), so pages show the estimates first."""
         if self._intervals is None:
             self._intervals = _intervals(self, self.n_resamples, self.seed)
         return self._intervals
@@ -734,11 +736,12 @@ def compare(
     a: RunView, b: RunView, *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
 ) -> dict[str, Any]:
     """Two runs task by task: the report's paired comparison (final verdicts on the
-    tasks both runs finished with a known verdict: exact McNemar, paired bootstrap
-    difference) and the tasks where the two differ."""
+    tasks both runs finished with a known verdict: exact McNemar, the difference with
+    the interval the report's tables print, Newcombe's for 0/1 verdicts) and the tasks
+    where the two differ."""
     from reflexion_bench.analysis.runs import Group, Run
     from reflexion_bench.analysis.seeds import task_verdicts as _task_verdicts
-    from reflexion_bench.analysis.stats import mcnemar_exact, paired_bootstrap_diff
+    from reflexion_bench.analysis.stats import mcnemar_exact, paired_difference_interval
 
     def verdicts(v: RunView) -> dict[str, tuple[bool | None, bool | None, str | None]]:
         run = Run(path=v.path, records=v.records, summary=v.summary)
@@ -767,7 +770,9 @@ def compare(
         out["final_a"] = sum(xa) / len(xa)
         out["final_b"] = sum(xb) / len(xb)
         out["mcnemar"] = mcnemar_exact(xa, xb).to_dict()
-        out["diff"] = paired_bootstrap_diff(xa, xb, n_resamples=n_resamples, seed=seed).to_dict()
+        out["diff"] = paired_difference_interval(
+            xa, xb, n_resamples=n_resamples, seed=seed
+        ).to_dict()
     cleaned: dict[str, Any] = clean_json(out)
     return cleaned
 

@@ -13,7 +13,7 @@ Routes (GET only):
   /api/run/<i>/task?id=<task>     one task's trials, loaded when the task is opened
   /api/task-runs?id=<task>        the ids of the runs that have the task
   /api/run/<i>/search?q=<text>    task ids whose id or text contains <text>
-  /api/run/<i>/intervals          the run's 95% bootstrap intervals (the slow part)
+  /api/run/<i>/intervals          the run's 95% intervals (the slow part)
   /api/compare/<i>/<j>            two runs task by task, with the McNemar table
 
 Every request re-checks the run's log (size, mtime), so a refresh during a live run

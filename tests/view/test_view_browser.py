@@ -113,8 +113,9 @@ def test_served_page_in_chromium(code_runs: dict[str, Path], artifacts: Path) ->
         b.navigate(server.url + "#/run/0", ready="run")
         assert b.texts("#rb-tasks tbody tr td:first-child") == ["HumanEval/0", "HumanEval/2"]
         b.wait_for("document.body.dataset.rbIntervals === '1'")
-        # pass@1 of this run (1 of 2) with its 95% interval, filled in when computed.
-        assert re.search(r"50\.0% \[0\.0, 100\.0\]", b.text('#rb-summary [data-iv="final"]'))
+        # pass@1 of this run (1 of 2) with its 95% interval, filled in when computed: the
+        # report's Wilson interval for 1 of 2 (9.5%, 90.5%, by the score formula).
+        assert re.search(r"50\.0% \[9\.5, 90\.5\]", b.text('#rb-summary [data-iv="final"]'))
         assert not re.search(r"\b(null|undefined|NaN)\b", b.text("main"))
         assert b.evaluate("document.querySelectorAll('#rb-curve polyline').length") == 2
         # The run page has fetched no task yet: trials load when a task is opened.

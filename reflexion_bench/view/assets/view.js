@@ -155,7 +155,7 @@
     } else statusEl.textContent = "";
   }
 
-  // The bootstrap intervals are the slow part of a run's numbers: a served page shows
+  // The intervals are the slow part of a run's numbers: a served page shows
   // the estimates at once and fills in each interval when the server has it.
   async function fillIntervals(ids, token, onRun) {
     await Promise.all(ids.map(async (i) => {
@@ -211,7 +211,7 @@
         rows,
       ),
       h("p", { class: "muted" },
-        "final (pass@1) counts an errored task as failed; intervals are 95% bootstraps over tasks, as in `reflexion-bench report`; metric names: docs/reports.md#metrics."),
+        "final (pass@1) counts an errored task as failed; intervals are 95% Wilson intervals (bootstrap over tasks for means over seeds), as in `reflexion-bench report`; metric names: docs/reports.md#metrics."),
       ...(index.configurations && index.configurations.length ? [
         h("h2", {}, `Configurations over seeds (${index.configurations.length})`),
         table("rb-seeds", ["strategy", "benchmark", "model", "seeds", "tasks", "pass@1 mean ± sd", "pass@1 over tasks [95% CI]",
@@ -963,7 +963,7 @@
             h("tr", {}, h("th", {}, "A passed"), h("td", { class: "n", dataset: { cell: "both" } }, m.both), h("td", { class: "n", dataset: { cell: "only_a" } }, m.only_a)),
             h("tr", {}, h("th", {}, "A failed"), h("td", { class: "n", dataset: { cell: "only_b" } }, m.only_b), h("td", { class: "n", dataset: { cell: "neither" } }, m.neither)))),
         h("p", { id: "rb-paired" },
-          `final on common tasks: A ${pct(cmp.final_a)}, B ${pct(cmp.final_b)}; difference A − B ${withCI(cmp.diff)} (paired bootstrap over tasks); exact McNemar p = ${m.p_value.toPrecision(3)}`),
+          `final on common tasks: A ${pct(cmp.final_a)}, B ${pct(cmp.final_b)}; difference A − B ${withCI(cmp.diff)} (Newcombe interval, as in the report); exact McNemar p = ${m.p_value.toPrecision(3)}`),
       );
     }
     body.push(
