@@ -531,6 +531,7 @@ class Link:
         self.w = -1
         self.r = -1
         self.usage_fd = -1  # the candidate box's CPU counter (a cgroup's), where one is
+        self.pidfd = -1  # the box's init, to kill it and see it gone (not our child)
         self.calls = 0  # also the id of the latest call
 
     def cpu(self):
@@ -554,6 +555,10 @@ class Link:
             os.close(from_cand_w)
             self.pid, self.usage_fd = forked
             self.w, self.r = to_cand_w, from_cand_r
+            try:
+                self.pidfd = os.pidfd_open(self.pid)
+            except OSError:  # it already ended: loading reports that
+                self.pidfd = -1
             # A fork's CPU times start at zero: all it uses from here is loading.
             self._load(Budget(self, load_s, base=0.0))
             return
@@ -713,6 +718,19 @@ class Link:
             raise CandidateGone(self._ended()) from None
 
     def kill(self):
+        if self.pid and self.pidfd >= 0:
+            # A box's init (the zygote's child, reaped by the kernel): killing it ends
+            # every process of the box; wait until they are gone, so that the worker's
+            # clean-up finds none of them still exiting (which it would have to freeze
+            # and kill one by one).
+            import select
+
+            try:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+                select.select([self.pidfd], [], [], 2.0)
+            except OSError:
+                pass
+            self.pid = None
         if self.pid:
             for fn in (os.killpg, os.kill):
                 try:
@@ -724,13 +742,13 @@ class Link:
             except ChildProcessError:
                 pass
             self.pid = None
-        for fd in (self.w, self.r, self.usage_fd):
+        for fd in (self.w, self.r, self.usage_fd, self.pidfd):
             if fd >= 0:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self.w = self.r = self.usage_fd = -1
+        self.w = self.r = self.usage_fd = self.pidfd = -1
 
 
 def _describe_status(status):
