@@ -46,9 +46,11 @@ from typing import IO, Any
 
 # host only: begin (shipped, the source of sandbox/_box.py stands here instead)
 from reflexion_bench.sandbox._box import (
+    ExecBox,
     become_candidate,
     box_identity,
     candidate_limits,
+    exec_in_box,
     non_dumpable,
     tree_cpu_s,
     wall_backstop,
@@ -101,8 +103,7 @@ def limiter(
             # 32 MB of output files: the results of one group travel there (16 MB).
             # The kernel's CPU limit is a backstop where the driver stops the run at cpu_s
             # itself (``kernel_factor`` 2); a served program is stopped by it (1).
-            kernel_cpu = max(1, round(kernel_factor * cpu_s))
-            lim = {"memory_mb": memory_mb, "cpu_s": kernel_cpu, "file_size_mb": 32}
+            lim = candidate_rlimits(memory_mb, cpu_s, kernel_factor)
             become_candidate(*box_identity(), candidate_limits(lim))
             if os.path.isdir("box"):
                 os.chdir("box")  # its own writable dir, not this driver's files
@@ -116,6 +117,23 @@ def limiter(
                 resource.setrlimit(resource.RLIMIT_AS, (m, hard))
 
     return pre
+
+
+def candidate_rlimits(memory_mb: Any, cpu_s: float, kernel_factor: float) -> dict[str, Any]:
+    """The limits a candidate binary runs under (see :func:`limiter`)."""
+    kernel_cpu = max(1, round(kernel_factor * cpu_s))
+    return {"memory_mb": memory_mb, "cpu_s": kernel_cpu, "file_size_mb": 32}
+
+
+def boxed(
+    argv: list[str], memory_mb: Any, cpu_s: float, kernel_factor: float, stdio: tuple[int, ...]
+) -> ExecBox | str | None:
+    """The candidate binary in a box of its own, made by the sandbox's zygote (as the
+    Python judge's candidates are): its own PID namespace, /proc and CPU cgroup, so
+    nothing of an earlier job is visible to it and every CPU second of it is charged.
+    None where the sandbox makes no boxes (the weaker levels: :func:`limiter` instead);
+    a text where one is owed and could not be made."""
+    return exec_in_box(argv, child_env(), candidate_rlimits(memory_mb, cpu_s, kernel_factor), stdio)
 
 
 def child_env() -> dict[str, str]:
@@ -155,6 +173,7 @@ def run(
     out_path, err_path, in_path = ".rb_stdout", ".rb_stderr", ".rb_stdin"
     with open(in_path, "wb") as fh:
         fh.write(stdin_data)
+    box: ExecBox | str | None = None
     try:
         with (
             open(in_path, "rb") as fin,
@@ -162,6 +181,20 @@ def run(
             open(err_path, "wb") as ferr,
         ):
             os.unlink(in_path)
+            if candidate:
+                box = boxed(
+                    argv, memory_mb, timeout, 2.0, (fin.fileno(), fout.fileno(), ferr.fileno())
+                )
+            if isinstance(box, str):
+                return {
+                    "status": "spawn_error",
+                    "code": None,
+                    "stdout": "",
+                    "stderr": box,
+                    "t": 0.0,
+                }
+            if box is not None:
+                return _run_boxed(box, timeout, start, out_path, err_path, stdout_limit)
             p = subprocess.Popen(
                 argv,
                 stdin=fin,
@@ -195,6 +228,58 @@ def run(
         "cpu": round(cpu, 3),
         "clock": clock,
     }
+
+
+def _run_boxed(
+    box: ExecBox, cpu_s: float, start: float, out_path: str, err_path: str, stdout_limit: int
+) -> dict[str, Any]:
+    """:func:`run` for a program in a box: its CPU time is the box's (every process of
+    it, wherever reparented), checked while it runs and again once it has ended, when
+    a program over ``cpu_s`` is a timeout whatever it printed."""
+    try:
+        clock = _wait_box(box, cpu_s, start)
+        if clock is not None:
+            box.kill()
+        cpu = box.cpu() or 0.0
+        if clock is None and cpu > cpu_s:
+            clock = "cpu"
+        code, error = box.returncode, box.error
+    finally:
+        box.close()
+    stdout = _read(out_path, stdout_limit)
+    stderr = _read(err_path, 10_000_000)[-20000:]
+    if error is not None:
+        return {"status": "spawn_error", "code": None, "stdout": "", "stderr": error, "t": 0.0}
+    status = "timeout" if clock is not None else "exit"
+    if status == "exit" and code != 0 and any(m in stderr for m in MEMORY_MARKERS):
+        status = "memory"
+    return {
+        "status": status,
+        "code": code,
+        "stdout": stdout,
+        "stderr": stderr,
+        "t": time.monotonic() - start,
+        "cpu": round(cpu, 3),
+        "clock": clock,
+    }
+
+
+def _wait_box(box: ExecBox, cpu_s: float, start: float) -> str | None:
+    """Wait for a box to end: None when it did within ``cpu_s`` seconds of its CPU and
+    the wall backstop, else ``"cpu"`` or ``"wall"``. Its CPU can grow as fast as every
+    core together, so it is read at least every (time left) / cores."""
+    deadline = start + wall_backstop(cpu_s)
+    cores = max(1, len(os.sched_getaffinity(0)))
+    while True:
+        used = box.cpu() or 0.0
+        if used > cpu_s:
+            return "cpu"
+        now = time.monotonic()
+        if now >= deadline:
+            return "wall"
+        wait = max(0.005, min(deadline - now, (cpu_s - used) / cores, 1.0))
+        if box.wait(wait):
+            return None
 
 
 def _wait_cpu(p: subprocess.Popen[bytes], cpu_s: float, start: float) -> str | None:
@@ -532,11 +617,86 @@ def mode_judge() -> None:
     emit({"tests": out})
 
 
+class BoxedServe:
+    """The served program in a box (:func:`boxed`), with the parts of a Popen that
+    ``mode_serve`` uses: its pipes, ``wait``, ``kill`` and ``returncode``."""
+
+    def __init__(self, box: ExecBox, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+        self.box = box
+        self.stdin: IO[bytes] | None = stdin
+        self.stdout: IO[bytes] | None = stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self.box.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if not self.box.wait(timeout):
+            raise subprocess.TimeoutExpired("serve", timeout or 0.0)
+        return self.box.returncode
+
+    def kill(self) -> None:
+        self.box.kill()
+
+
+def _start_serve(argv: list[str], err_file: IO[bytes]) -> subprocess.Popen[bytes] | BoxedServe:
+    """The served program: in a box where the sandbox makes them, else as a child of
+    this driver (its own session). Its CPU limit is the kernel's (SIGXCPU): the check
+    calls it many times; in a box the box's total is checked again at the end."""
+    limit = float(SPEC.get("run_timeout_s", 10))
+    mem = SPEC.get("run_memory_mb")
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    try:
+        box = boxed(argv, mem, limit, 1.0, (in_r, out_w, err_file.fileno()))
+    finally:
+        os.close(in_r)
+        os.close(out_w)
+    if isinstance(box, ExecBox):
+        return BoxedServe(box, os.fdopen(in_w, "wb"), os.fdopen(out_r, "rb"))
+    os.close(in_w)
+    os.close(out_r)
+    if isinstance(box, str):
+        raise OSError(box)
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=err_file,
+        preexec_fn=limiter(mem, True, limit, 1.0),
+        env=child_env(),
+    )
+
+
+def _end_serve(proc: subprocess.Popen[bytes] | BoxedServe) -> float | None:
+    """Stop the served program (and whatever it left running); its box's CPU seconds
+    where it had a box."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        if isinstance(proc, BoxedServe):
+            proc.kill()
+        else:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    if isinstance(proc, BoxedServe):
+        proc.kill()  # its box ends with it: nothing it started outlives the check
+        cpu = proc.box.cpu()
+        proc.box.close()
+        return cpu
+    return None
+
+
 class SolutionCrash(Exception):
     """The served program stopped answering (panic, abort, exit)."""
 
 
-def _serve_calls(proc: subprocess.Popen[bytes], calls: list[int]) -> Callable[..., Any]:
+def _serve_calls(
+    proc: subprocess.Popen[bytes] | BoxedServe, calls: list[int]
+) -> Callable[..., Any]:
     stdin: IO[bytes] | None = proc.stdin
     stdout: IO[bytes] | None = proc.stdout
     assert stdin is not None and stdout is not None
@@ -576,17 +736,11 @@ def mode_serve() -> None:
     # still show its lines through linecache (mtime None: never invalidated).
     linecache.cache["hidden.py"] = (len(check), None, check.splitlines(True), "hidden.py")
     with open("stderr.txt", "wb") as err_file:
-        proc = subprocess.Popen(
-            [os.path.abspath("main")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err_file,
-            # Its CPU time limit is the kernel's (SIGXCPU): the check calls it many times.
-            preexec_fn=limiter(
-                SPEC.get("run_memory_mb"), True, float(SPEC.get("run_timeout_s", 10)), 1.0
-            ),
-            env=child_env(),
-        )
+        try:
+            proc = _start_serve([os.path.abspath("main")], err_file)
+        except (OSError, subprocess.SubprocessError) as exc:
+            emit({"status": "error", "detail": f"the program could not be started: {exc}"})
+            return
     calls = [0]
     ns: dict[str, Any] = {"__name__": "hidden"}
     status, detail = "pass", ""
@@ -623,14 +777,13 @@ def mode_serve() -> None:
     except Exception as exc:
         status = "fail"
         detail = f"error while checking call {calls[0]}: {type(exc).__name__}: {str(exc)[:300]}"
-    if proc.stdin is not None:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-    try:
-        proc.wait(timeout=2)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    cpu = _end_serve(proc)
+    limit = float(SPEC.get("run_timeout_s", 10))
+    if cpu is not None and cpu > limit and status != "timeout":
+        # Its processes together (children, orphans) used more than the limit that
+        # the kernel holds each of them to: a timeout, whatever the check said.
+        status = "timeout"
+        detail = f"used {cpu:.2f}s of CPU time over its {limit:g}s limit (all its processes)"
     emit({"status": status, "detail": detail, "calls": calls[0], "compile_s": c["t"]})
 
 

@@ -29,9 +29,11 @@ import sys
 
 # host only: begin (shipped, the source of sandbox/_box.py stands here instead)
 from reflexion_bench.sandbox._box import (
+    BOX_FAILED,
     CAP_SETGID,
     CAP_SETUID,
     CAP_SYS_ADMIN,
+    NO_BOX,
     become_candidate,
     candidate_limits,
     enter_next_box_cgroup,
@@ -311,6 +313,83 @@ def serve_fds(wire_in, wire_out):
     os._exit(0)
 
 
+def _exec_request(sock, request, fds, uid, nproc, workdir, cgroup_root, require_box):
+    """A trusted driver's program (the Rust driver's candidates) in a box: ``fds`` are
+    its stdin, stdout, stderr and the pipe the box's init reports its status on. The
+    answer: the init's pid and the box cgroup's CPU counter; NO_BOX where no box can be
+    made and none is owed (the driver runs it itself), BOX_FAILED where one is owed."""
+    import signal
+    import socket
+
+    argv = request.get("__exec__")
+    env = request.get("env")
+    limits = request.get("limits")
+    ok = (
+        type(argv) is list
+        and argv
+        and all(type(a) is str for a in argv)
+        and type(env) is dict
+        and all(type(k) is str and type(v) is str for k, v in env.items())
+        and type(limits) is dict
+    )
+
+    def program(setup_error):
+        try:
+            sock.close()
+            os.setsid()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            if setup_error:
+                os.write(fds[3], b"E" + setup_error.encode("utf-8", "replace")[:800])
+                os._exit(0)
+            for i in range(3):
+                os.dup2(fds[i], i)
+            # Nothing but its stdio: not the status pipe (only the init writes there),
+            # not the zygote's socket.
+            os.closerange(3, 65536)
+            try:
+                become_candidate(uid, uid, candidate_limits(limits, nproc))
+            except BaseException as exc:
+                os.write(2, f"the program could not be confined: {exc}\n".encode())
+                os._exit(126)
+            for cwd in (os.path.join(workdir, "box"), workdir, "/"):
+                try:
+                    os.chdir(cwd)
+                    break
+                except OSError:
+                    continue
+            os.execve(argv[0], argv, env)
+        except BaseException:
+            pass
+        finally:
+            os._exit(127)
+
+    pid, usage_fd, boxed = 0, -1, False
+    if ok:
+        try:
+            pid, usage_fd, boxed = spawn_box(program, cgroup_root, True, status_fd=fds[3])
+        except OSError:
+            pid, usage_fd = 0, -1
+    for fd in fds:
+        os.close(fd)
+    if pid and not boxed:
+        # No PID namespace: the program got the error and ended without running.
+        pid = BOX_FAILED if require_box else NO_BOX
+        if usage_fd >= 0:
+            os.close(usage_fd)
+            usage_fd = -1
+    elif not pid:
+        pid = BOX_FAILED if require_box else NO_BOX
+    try:
+        socket.send_fds(sock, [pid.to_bytes(4, "big")], [usage_fd] if usage_fd >= 0 else [])
+    except OSError:
+        os._exit(0)
+    finally:
+        if usage_fd >= 0:
+            os.close(usage_fd)
+    if cgroup_root:
+        enter_next_box_cgroup(cgroup_root)
+
+
 def zygote_main(sock_fd, box):
     """A warm, clean parent of candidates, started once per sandbox worker.
 
@@ -361,21 +440,24 @@ def zygote_main(sock_fd, box):
         enter_next_box_cgroup(cgroup_root)  # the first box's, before any request
     while True:
         try:
-            data, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 2)
+            data, fds, _flags, _addr = socket.recv_fds(sock, 1 << 16, 4)
         except OSError:
             os._exit(0)
         if not data:
             os._exit(0)  # the supervisor is gone
-        if len(fds) != 2:
-            for fd in fds:
-                os.close(fd)
-            continue
         try:
             limits = marshal.loads(data)
         except (ValueError, EOFError, TypeError):
             limits = {}
         if type(limits) is not dict:
             limits = {}
+        if "__exec__" in limits and len(fds) == 4:
+            _exec_request(sock, limits, fds, uid, nproc, workdir, cgroup_root, require_box)
+            continue
+        if len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            continue
 
         def candidate(setup_error, fds=fds, limits=limits):
             try:

@@ -574,11 +574,15 @@ def remove_cgroup(path: str, wait_s: float = 1.0) -> bool:
             time.sleep(0.002)
 
 
-def _box_init(run: "Callable[[str | None], None]", hide: tuple, require: bool) -> None:
+def _box_init(
+    run: "Callable[[str | None], None]", hide: tuple, require: bool, status_fd: int = -1
+) -> None:
     """PID 1 of a box: a mount namespace of its own with a /proc of the box, the
     candidate as PID 2; reap every process of the box; end (and with it, by the kernel,
     every process left in the box) when the candidate ends. The box's cgroup is the one
-    it was forked in (see :func:`spawn_box`)."""
+    it was forked in (see :func:`spawn_box`). With ``status_fd`` (a program run by
+    :func:`exec_in_box`), the candidate's wait status is written there when it ends:
+    ``b"S"`` and 4 bytes, which only this init can write (the program never holds it)."""
     import signal
 
     try:
@@ -602,16 +606,28 @@ def _box_init(run: "Callable[[str | None], None]", hide: tuple, require: bool) -
         run(None)
         os._exit(0)
     # The init keeps no privilege: a candidate cannot use it for anything but signals,
-    # which a PID 1 does not take from inside its namespace.
+    # which a PID 1 does not take from inside its namespace. Nor any descriptor but the
+    # status pipe: not the candidate's wire or stdio (their ends close with the
+    # candidate), not the zygote's socket.
     drop_all_caps()
+    if status_fd >= 3:
+        os.closerange(3, status_fd)
+        os.closerange(status_fd + 1, 65536)
+    else:
+        os.closerange(3, 65536)
     while True:
         try:
-            pid, _ = os.waitpid(-1, 0)
+            pid, wstatus = os.waitpid(-1, 0)
         except ChildProcessError:
             break
         except InterruptedError:
             continue
         if pid == child:
+            if status_fd >= 0:
+                try:
+                    os.write(status_fd, b"S" + wstatus.to_bytes(4, "big", signed=True))
+                except OSError:
+                    pass
             break
     os._exit(0)
 
@@ -684,6 +700,7 @@ def spawn_box(
     cgroup_root: str = "",
     require: bool = False,
     hide: tuple = ("/sys", CGROUP_MOUNT),
+    status_fd: int = -1,
 ) -> tuple[int, int, bool]:
     """Start ``run(setup_error)`` as the candidate of a new box.
 
@@ -735,7 +752,136 @@ def spawn_box(
             if fd >= 0:
                 os.close(fd)
         if error is None and boxed:
-            _box_init(run, hide, require)
+            _box_init(run, hide, require, status_fd)
         run(error)
         os._exit(0)
     return init, usage_fd, boxed and error is None
+
+
+# ------------------------------------------------------------- programs run in a box
+#: What the zygote answers an exec request it cannot box where no box is owed (the
+#: caller runs the program itself, as the weaker levels always did) and where one is.
+NO_BOX, BOX_FAILED = 0, 0xFFFFFFFF
+
+
+class ExecBox:
+    """A program the sandbox's zygote runs in a box of its own for a trusted driver
+    (the Rust driver's candidates): the box's init (not the driver's child), its CPU
+    counter, and the pipe on which the init reports the program's wait status."""
+
+    def __init__(self, pid: int, usage_fd: int, status_r: int) -> None:
+        self.pid = pid
+        self.usage_fd = usage_fd
+        self.status_r = status_r
+        try:
+            self.pidfd = os.pidfd_open(pid)
+        except OSError:  # already ended
+            self.pidfd = -1
+        self.returncode: int | None = None
+        self.error: str | None = None
+        self.last_cpu: float | None = None
+
+    def cpu(self) -> float | None:
+        """CPU seconds of every process of the box (its cgroup), else its tree's; once
+        the box has ended and its tree is gone, the last reading."""
+        got = read_cgroup_cpu_s(self.usage_fd) if self.usage_fd >= 0 else None
+        if got is None:
+            got = tree_cpu_s(self.pid)
+        if got is not None:
+            self.last_cpu = max(self.last_cpu or 0.0, got)
+        return self.last_cpu
+
+    def wait(self, timeout: float | None) -> bool:
+        """True once the box has ended (every process of it), within ``timeout`` s."""
+        import select
+
+        if self.pidfd < 0:
+            return True
+        ready, _, _ = select.select([self.pidfd], [], [], timeout)
+        if ready:
+            self._collect()
+        return bool(ready)
+
+    def kill(self) -> None:
+        """End the box (its init: the kernel ends the rest) and wait until it is gone."""
+        if self.pidfd >= 0:
+            try:
+                import signal
+
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            except OSError:
+                pass
+            self.wait(2.0)
+
+    def _collect(self) -> None:
+        if self.returncode is not None or self.error is not None:
+            return
+        try:
+            data = os.read(self.status_r, 4096)
+        except OSError:
+            data = b""
+        if data[:1] == b"S" and len(data) == 5:
+            status = int.from_bytes(data[1:], "big", signed=True)
+            if os.WIFSIGNALED(status):
+                self.returncode = -os.WTERMSIG(status)
+            else:
+                self.returncode = os.WEXITSTATUS(status)
+        elif data[:1] == b"E":
+            self.error = data[1:].decode("utf-8", "replace")
+        else:
+            self.returncode = -9  # the init was killed: no status (a timeout's kill)
+
+    def close(self) -> None:
+        for fd in (self.pidfd, self.usage_fd, self.status_r):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.pidfd = self.usage_fd = self.status_r = -1
+
+
+def exec_in_box(
+    argv: list,
+    env: dict,
+    limits: dict,
+    stdio: tuple,
+    sock_fd: int = 3,
+) -> "ExecBox | str | None":
+    """Ask the sandbox's zygote (its socket, fd 3 of a trusted job) to run ``argv`` as a
+    candidate in a box of its own: every limit, the candidate uid, its own PID
+    namespace, ``/proc`` and cgroup, with ``stdio`` (three descriptors) as its 0, 1, 2.
+
+    Returns the :class:`ExecBox`; None where there is no zygote or the zygote cannot
+    make a box and none is owed (the caller runs the program itself); a text where a
+    box is owed and could not be made (the sandbox's failure, never the program's)."""
+    import marshal
+    import socket
+    import stat
+
+    try:
+        if not stat.S_ISSOCK(os.fstat(sock_fd).st_mode):
+            return None
+    except OSError:
+        return None
+    status_r, status_w = os.pipe()
+    sock = socket.socket(fileno=os.dup(sock_fd))
+    try:
+        sock.settimeout(10.0)
+        request = marshal.dumps({"__exec__": list(argv), "env": dict(env), "limits": limits})
+        socket.send_fds(sock, [request], [*stdio, status_w])
+        answer, fds, _flags, _addr = socket.recv_fds(sock, 4, 1)
+    except OSError:
+        os.close(status_r)
+        return None
+    finally:
+        os.close(status_w)
+        sock.close()
+    usage_fd = fds[0] if fds else -1
+    pid = int.from_bytes(answer, "big") if len(answer) == 4 else NO_BOX
+    if pid in (NO_BOX, BOX_FAILED):
+        for fd in (status_r, usage_fd):
+            if fd >= 0:
+                os.close(fd)
+        return "the program's box could not be set up" if pid == BOX_FAILED else None
+    return ExecBox(pid, usage_fd, status_r)
