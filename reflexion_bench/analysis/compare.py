@@ -10,7 +10,8 @@ verdict, :func:`~reflexion_bench.analysis.seeds.task_verdicts`), over the tasks 
 sides finished with a known verdict:
 
 - one seed each: exact McNemar (the viewer's compare page computes the same table from
-  the same verdicts) and the paired bootstrap interval of the difference;
+  the same verdicts) and the interval of the difference the report's tables print
+  (Newcombe's paired score interval);
 - several seeds: per-task mean verdicts over seeds, the exact sign-flip test (McNemar's
   generalisation, :func:`~reflexion_bench.analysis.stats.sign_flip_exact`) and the
   bootstrap over tasks;
@@ -36,7 +37,7 @@ from reflexion_bench.analysis.runs import Group, SeedSet, find_run_dirs, group_r
 from reflexion_bench.analysis.seeds import task_verdicts
 from reflexion_bench.analysis.stats import (
     mcnemar_exact,
-    paired_bootstrap_diff,
+    paired_difference_interval,
     sign_flip_exact,
 )
 
@@ -195,7 +196,9 @@ def compare_sides(
     ma, mb = xa.mean(axis=1), xb.mean(axis=1)
     out["final_a"] = float(ma.mean())
     out["final_b"] = float(mb.mean())
-    out["diff"] = paired_bootstrap_diff(ma, mb, n_resamples=n_resamples, seed=seed).to_dict()
+    # The report's interval: Newcombe's for 0/1 verdicts (one seed each), the paired
+    # bootstrap over tasks for per-task means over seeds.
+    out["diff"] = paired_difference_interval(ma, mb, n_resamples=n_resamples, seed=seed).to_dict()
     if xa.shape[1] == xb.shape[1] == 1:
         mc = mcnemar_exact([bool(v) for v in xa[:, 0]], [bool(v) for v in xb[:, 0]])
         out["mcnemar"] = mc.to_dict()

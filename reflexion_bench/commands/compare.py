@@ -34,7 +34,12 @@ def _parser() -> argparse.ArgumentParser:
         default=5.0,
         help="equivalence margin in points of pass@1 (default 5)",
     )
-    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=10_000,
+        help="bootstrap resamples (intervals of per-task means over seeds)",
+    )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     return p
 
