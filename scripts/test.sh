@@ -55,7 +55,14 @@ rc=0
 # the bottom, no circle between sibling modules); a broken contract fails the run.
 .venv/bin/lint-imports || rc=$?
 prc=0
-REFLEXION_COMPONENTS_JSON="$components_json" .venv/bin/python -m pytest "$@" || prc=$?
+# Several workers (pytest-xdist): most of a test's time is spent waiting on a sandbox, a
+# container, a game, a model server or a cluster, not on a core, so four workers on two
+# cores finish in about half the time of one. Verdicts do not depend on load (CPU limits
+# are charged per box; scripts/check_load_independence.py). `-n 0` among the arguments
+# runs in one process (the last -n wins); REFLEXION_TEST_WORKERS sets the default.
+workers=(-n "${REFLEXION_TEST_WORKERS:-4}" --dist worksteal)
+REFLEXION_COMPONENTS_JSON="$components_json" .venv/bin/python -m pytest "${workers[@]}" "$@" \
+  || prc=$?
 [ "$prc" = 0 ] || rc=$prc
 if [ -s "$components_json" ]; then
   .venv/bin/python -m tests.components "$components_json" || true

@@ -270,8 +270,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             )
     if not components:
         return
-    entry = _RESULTS.setdefault(item.nodeid, {"components": [], "outcome": "passed"})
-    entry["components"] = list(dict.fromkeys([*entry["components"], *components]))
+    # The record travels on the report (user_properties are serialized by pytest-xdist),
+    # so the process that prints the table, the controller under `-n`, sees every
+    # worker's tests: pytest_runtest_logreport below collects it there.
+    record: dict[str, Any] = {"components": components}
+    if isinstance(exc, MissingComponent):
+        record["missing"] = f"[{exc.component}] {exc.reason}"
+        record["missing_component"] = exc.component
+    report.user_properties.append((_PROPERTY, record))
+
+
+_PROPERTY = "reflexion_components"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    records = [value for name, value in report.user_properties if name == _PROPERTY]
+    if not records:
+        return
+    record = records[-1]
+    entry = _RESULTS.setdefault(report.nodeid, {"components": [], "outcome": "passed"})
+    entry["components"] = list(dict.fromkeys([*entry["components"], *record["components"]]))
     xfailed = hasattr(report, "wasxfail")  # ran, and failed as expected: not a skip
     if report.skipped and not xfailed and entry["outcome"] == "passed":
         entry["outcome"] = "skipped"
@@ -280,9 +298,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         entry["reason"] = reason.removeprefix("Skipped: ")
     elif report.failed:
         entry["outcome"] = "failed"
-        if isinstance(exc, MissingComponent):
-            entry["missing"] = f"[{exc.component}] {exc.reason}"
-            entry["missing_component"] = exc.component
+        if "missing" in record:
+            entry["missing"] = record["missing"]
+            entry["missing_component"] = record["missing_component"]
 
 
 def summarize(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

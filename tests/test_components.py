@@ -42,7 +42,7 @@ def test_expected_failure():
 
 
 def run_suite(
-    tmp_path: Path, ci: bool, data: Path, alfworld_problem: str | None
+    tmp_path: Path, ci: bool, data: Path, alfworld_problem: str | None, workers: int = 0
 ) -> tuple[int, str, dict]:
     (tmp_path / "test_suite.py").write_text(SUITE)
     (tmp_path / "conftest.py").write_text(
@@ -66,7 +66,11 @@ def run_suite(
     if ci:
         env["CI"] = "true"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(tmp_path)],
+        [
+            *(sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider"),
+            *(["-n", str(workers)] if workers else ["-p", "no:xdist"]),
+            str(tmp_path),
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -94,10 +98,15 @@ def test_outside_ci_missing_components_skip_with_the_reason(tmp_path: Path) -> N
     assert "required components" in out
 
 
-def test_under_ci_a_missing_component_fails_and_other_skips_stay(tmp_path: Path) -> None:
+# workers=2: the test command runs the suite under pytest-xdist (scripts/test.sh); the
+# table is printed by the controller, from records that come back from the workers.
+@pytest.mark.parametrize("workers", [0, 2], ids=["one-process", "xdist"])
+def test_under_ci_a_missing_component_fails_and_other_skips_stay(
+    tmp_path: Path, workers: int
+) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    code, out, table = run_suite(tmp_path, True, data, None)
+    code, out, table = run_suite(tmp_path, True, data, None, workers)
     assert code == 1, out
     assert "1 failed, 2 passed, 1 skipped, 1 xfailed" in out, out
     assert "CI=true: required component 'docker'" in out
