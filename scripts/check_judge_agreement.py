@@ -14,7 +14,14 @@ hidden tests from ``leetcode-hard-py-40-hidden.jsonl``.
 
 Known, documented sources of disagreement that are not the judge's: the original MBPP
 harness ran every program in one shared namespace, so a task that redefines a builtin
-(``mbpp_126_sum`` defines ``sum``) changed the verdicts of later tasks.
+(``mbpp_126_sum`` defines ``sum``) changed the verdicts of later tasks. In the
+exploratory LeetcodeHard log without ``_visible`` (``simple_leetcode_python3_gpt4``, no
+claim names it), ``number-of-beautiful-partitions`` is logged failed and judged passed
+here: its O(n^2 k) solution is correct and takes about 9 s of CPU (measured 2026-12-07)
+of the 10 s the hidden-test file recommends (``recommended_timeout_s``), where
+leetcode.com's limit, which the paper was judged by, is tighter. A verdict that close to
+a limit can change with the machine's speed; the judge times CPU, not wall time, so it
+does not change with the machine's load.
 """
 
 from __future__ import annotations
