@@ -51,6 +51,7 @@ from reflexion_bench.judge._wire import (
 from reflexion_bench.sandbox._box import (
     become_candidate,
     box_identity,
+    box_working,
     candidate_limits,
     non_dumpable,
     read_cgroup_cpu_s,
@@ -532,6 +533,7 @@ class Link:
         self.r = -1
         self.usage_fd = -1  # the candidate box's CPU counter (a cgroup's), where one is
         self.pidfd = -1  # the box's init, to kill it and see it gone (not our child)
+        self.in_box = False  # pid is a box's init (else the candidate process itself)
         self.calls = 0  # also the id of the latest call
 
     def cpu(self):
@@ -554,6 +556,7 @@ class Link:
             os.close(to_cand_r)
             os.close(from_cand_w)
             self.pid, self.usage_fd = forked
+            self.in_box = True
             self.w, self.r = to_cand_w, from_cand_r
             try:
                 self.pidfd = os.pidfd_open(self.pid)
@@ -717,6 +720,27 @@ class Link:
         except OSError:
             raise CandidateGone(self._ended()) from None
 
+    def settle(self, used_fn, limit_s, deadline):
+        """After the candidate's last answer: wait while other processes of its box (an
+        orphan, a child it did not wait for) still have work under way, and return
+        ``(CPU used, late)``; ``late`` when they were still at it at the wall
+        ``deadline``. Their work is the job's: were the box ended at the answer, a
+        program that leaves its work to an orphan would pass or time out with the load
+        of the machine (how much CPU the orphan got before the answer), where waiting
+        charges all of it, whatever the load. Processes asleep at the answer are not
+        waited for (an idle pool's workers would hold every such judgment to its
+        backstop): ending the box ends them before they could do more. Returns at once,
+        with one reading, when no other process of the box is working."""
+        while True:
+            used = used_fn()
+            if used is None or used > limit_s or not self.pid:
+                return used, False
+            if not box_working(self.pid, self.in_box):
+                return used, False
+            if time.monotonic() >= deadline:
+                return used, True
+            time.sleep(0.02)
+
     def kill(self):
         if self.pid and self.pidfd >= 0:
             # A box's init (the zygote's child, reaped by the kernel): killing it ends
@@ -870,17 +894,21 @@ def _load_failure(exc, link):
     return {"status": "fail", "detail": str(exc)}
 
 
-def _over_limit(verdict, budget, used):
-    """The verdict, or a CPU timeout when the box's CPU, read once more after the last
-    answer, is over the limit: what a program spent beside its answers is charged too."""
-    if (
-        verdict is not None
-        and verdict.get("status") in ("pass", "fail")
-        and budget.clock == "cpu"
-        and used is not None
-        and used > budget.cpu_s
-    ):
+def _answered(verdict):
+    return verdict is not None and verdict.get("status") in ("pass", "fail")
+
+
+def _over_limit(verdict, budget, used, late=False):
+    """The verdict, or a timeout when the box's CPU, read once more after the last
+    answer (and after its other processes settled: :meth:`Link.settle`), is over the
+    limit, or when they were still working at the wall backstop: what a program spent
+    beside its answers is charged too."""
+    if not _answered(verdict):
+        return verdict
+    if budget.clock == "cpu" and used is not None and used > budget.cpu_s:
         return _timeout_verdict(budget.timeout("cpu"))
+    if late:
+        return _timeout_verdict(budget.timeout("wall"))
     return verdict
 
 
@@ -921,9 +949,13 @@ def run_hidden(spec, settings):
             "detail": short(f"{type(exc).__name__}: {exc}", 1200) + at,
         }
     finally:
-        used = budget.used() if link.pid else None
+        used, late = None, False
+        if link.pid and _answered(verdict):
+            used, late = link.settle(budget.used, budget.cpu_s, budget.wall_deadline)
+        elif link.pid:
+            used = budget.used()
         link.kill()
-    verdict = _over_limit(verdict, budget, used)
+    verdict = _over_limit(verdict, budget, used, late)
     emit({**verdict, "calls": link.calls, "cpu_s": None if used is None else round(used, 3)})
 
 
@@ -1075,20 +1107,33 @@ def run_plus(spec, settings):
                 verdict["detail"] += " on " + _call_text(entry, original)
                 break
     finally:
-        used = link.cpu()
-        link.kill()
-    if verdict["status"] in ("pass", "fail") and used is not None:
-        # The whole box, read after the last answer, against everything it was allowed
-        # (loading and every input): CPU spent beside the answers is charged too.
+        # The whole box, read after the last answer (and after its other processes
+        # settled), against everything it was allowed (loading and every input): CPU
+        # spent beside the answers is charged too.
         allowed = load_timeout + sum(float(c[2]) for c in cases)
-        if used > allowed:
-            verdict = {
-                "status": "timeout",
-                "detail": f"timed out: used {used:.2f}s of CPU in all, over the {allowed:g}s "
-                "its loading and inputs were allowed",
-                "timing": {"clock": "cpu", "cpu_s": round(used, 3), "limit_s": allowed},
-            }
-            failed = None
+        late = False
+        if _answered(verdict):
+            spare = max(0.0, allowed - (link.cpu() or 0.0))
+            used, late = link.settle(link.cpu, allowed, time.monotonic() + wall_backstop(spare))
+        else:
+            used = link.cpu()
+        link.kill()
+    if late and _answered(verdict):
+        verdict = {
+            "status": "timeout",
+            "detail": "timed out: its processes were still working "
+            f"{wall_backstop(spare):g}s of wall time after its last answer",
+            "timing": {"clock": "wall", "cpu_s": used, "limit_s": allowed},
+        }
+        failed = None
+    elif verdict["status"] in ("pass", "fail") and used is not None and used > allowed:
+        verdict = {
+            "status": "timeout",
+            "detail": f"timed out: used {used:.2f}s of CPU in all, over the {allowed:g}s "
+            "its loading and inputs were allowed",
+            "timing": {"clock": "cpu", "cpu_s": round(used, 3), "limit_s": allowed},
+        }
+        failed = None
     cpu_total = None if used is None else round(used, 3)
     emit(
         {**verdict, "calls": link.calls, "input": failed, "inputs": len(cases), "cpu_s": cpu_total}

@@ -466,6 +466,63 @@ def tree_cpu_s(pid: int | str) -> float | None:
     return total / _TICK
 
 
+def _stat_fields(path: str) -> list | None:
+    """The fields of a ``/proc`` stat file after the parenthesised command (state first)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2 :].split()
+
+
+def _any_task_working(pid: str) -> bool:
+    """Whether a thread of process ``pid`` is running or waiting for a CPU (R) or in an
+    uninterruptible wait (D): work under way, however little CPU the machine gives it."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tids:
+        fields = _stat_fields(f"/proc/{pid}/task/{tid}/stat")
+        if fields and fields[0] in (b"R", b"D"):
+            return True
+    return False
+
+
+def box_working(root: int | str, root_is_init: bool = True) -> bool:
+    """Whether a process of a box other than its init and the candidate (an orphan, a
+    child or deeper descendant of the candidate) still has work under way.
+
+    ``root`` is the box's init (every process of the box descends from it); with
+    ``root_is_init`` False it is the candidate itself (no box: only its own descendants
+    can be seen). The candidate is the init's oldest child: orphans are reparented to
+    the init later than it was forked. The candidate's own threads are not looked at:
+    the one that has just answered may not have gone back to waiting yet."""
+    kids = [c.decode() for c in _children(root)]
+    if root_is_init and kids:
+        born = []
+        for kid in kids:
+            fields = _stat_fields(f"/proc/{kid}/stat")
+            try:
+                born.append((int(fields[19]) if fields else 1 << 62, kid))  # starttime
+            except (IndexError, ValueError):
+                born.append((1 << 62, kid))
+        candidate = min(born)[1]
+        todo = [k for k in kids if k != candidate]
+        todo.extend(c.decode() for c in _children(candidate))
+    else:
+        todo = kids
+    seen = 0
+    while todo and seen < 4096:
+        pid = todo.pop()
+        seen += 1
+        if _any_task_working(pid):
+            return True
+        todo.extend(c.decode() for c in _children(pid))
+    return False
+
+
 # ----------------------------------------------------------------------- a job's box
 #
 # isolate's model, for every candidate: a PID namespace of its own whose PID 1 is a

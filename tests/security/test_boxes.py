@@ -183,6 +183,21 @@ OVER_LIMIT = {
             time.sleep(4)
             return x + 1
     """,
+    # The same orphan, the answer at once: its work is still under way when the answer
+    # arrives, so how much of it was charged by then depends on the machine's load; the
+    # judge waits for it and charges all of it.
+    "orphan_answer_first": """
+        import os, time
+        def f(x):
+            if os.fork() == 0:
+                if os.fork() == 0:
+                    t = time.process_time()
+                    while time.process_time() - t < 3: pass
+                    os._exit(0)
+                os._exit(0)
+            os.wait()
+            return x + 1
+    """,
     # The work three levels down, the answer as soon as it is done.
     "great_grandchild": """
         import os, time
@@ -247,6 +262,32 @@ def test_cpu_anywhere_in_the_box_is_charged(backend: str, case: str) -> None:
     assert v.status == "timeout", (case, v.status, v.detail)
     assert v.timeout_confirmed is True, (case, v.detail)
     assert v.cpu_s is not None and v.cpu_s >= LIMIT_S, (case, v.cpu_s, v.detail)
+
+
+def test_an_orphan_asleep_at_the_answer_is_not_waited_for(backend: str) -> None:
+    """What :meth:`Link.settle` does not wait for: a process of the box that sleeps
+    when the answer arrives (an idle pool's worker) is ended with the box, and the
+    correct program passes instead of being held to the wall backstop (a timeout)."""
+    sleeper = """
+        import os, time
+        def f(x):
+            if os.fork() == 0:
+                if os.fork() == 0:
+                    time.sleep(600)
+                os._exit(0)
+            os.wait()
+            return x + 1
+    """
+
+    async def go() -> JudgeVerdict:
+        sb = make_sandbox(backend, jobs=1)
+        try:
+            return await _judge(sb, sleeper)
+        finally:
+            await sb.aclose()
+
+    v = asyncio.run(go())
+    assert v.status == "pass", (v.status, v.detail)
 
 
 # --------------------------------------------------------------------------- 4. pools

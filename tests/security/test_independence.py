@@ -47,6 +47,7 @@ from reflexion_bench.core.types import GenerateConfig, Message, Task
 from reflexion_bench.environments.code_python import PythonLanguage
 from reflexion_bench.environments.humaneval import HumanEvalEnvironment
 from reflexion_bench.judge import check_self_test
+from reflexion_bench.sandbox._box import wall_backstop
 from reflexion_bench.sandbox.base import Sandbox
 from tests.conftest import SHARED_DATA
 from tests.security import gaming_solutions
@@ -80,8 +81,12 @@ from tests.security.test_gaming import (
 #: Judgments of each learner (it passes within LEARN_WITHIN if any state persisted).
 LEARN_ROUNDS = LEARN_WITHIN + 2
 PROPERTY_ROUNDS = 20
-#: A bounded self-test bomb comes back within this (its test's timeout + start-up).
-BOMB_WALL_S = 3 * SELF_TEST_TIMEOUT_S + 4.0
+#: A bounded self-test bomb comes back within this: the wall deadline the judge puts
+#: on the fork that evaluates an assert (its test's backstop and 3 s to end it) and
+#: start-up. Not a few times the CPU limit: the fork is bounded in CPU time, and on a
+#: loaded machine (CI's four test workers on two cores) CPU seconds take several wall
+#: seconds. Unbounded, a bomb such as the 10**10-step comprehension computes for minutes.
+BOMB_WALL_S = wall_backstop(SELF_TEST_TIMEOUT_S) + 3.0 + 4.0
 CANDIDATE_FAILURE = {"fail", "timeout"}
 
 #: The learners judged one after another on one worker (the every-channel learner
