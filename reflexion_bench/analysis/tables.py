@@ -63,7 +63,7 @@ from reflexion_bench.analysis.paper import (
     unpublished_note,
 )
 from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
-from reflexion_bench.analysis.runs import Group, SeedSet, same_seed, seed_sets
+from reflexion_bench.analysis.runs import Group, SeedSet, arm_name, same_seed, seed_sets
 from reflexion_bench.analysis.seeds import seed_row, seed_warnings, verdict_table
 from reflexion_bench.analysis.seeds import task_verdicts as _task_verdicts
 from reflexion_bench.analysis.stats import (
@@ -146,7 +146,8 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
     data: dict[str, Any] = {
         "benchmark": group.benchmark,
         "strategy": group.strategy,
-        "evaluator": s.get("evaluator"),
+        # The evaluator arm (a noisy oracle with its noise rates; None: the log names none).
+        "evaluator": group.evaluator,
         "model": group.model,
         "label": group.name,
         "runs": [str(r.path) for r in group.runs],
@@ -323,7 +324,8 @@ def _trial1_identity(groups: Sequence[Group]) -> dict[int, dict[str, Any]]:
             continue
         refs = [g for g in gs if g.strategy == "reflexion"] or [gs[0]]
         for g in gs:
-            ref = same_seed(g, refs)
+            # The reference under g's own in-loop evaluator where there is one.
+            ref = same_seed(g, _same_arm(g, refs) or refs)
             if ref is None:
                 continue
             ref_v = _task_verdicts(ref)
@@ -334,6 +336,10 @@ def _trial1_identity(groups: Sequence[Group]) -> dict[int, dict[str, Any]]:
             same = sum(v[t][2] == ref_v[t][2] for t in common)
             out[id(g)] = {"reference": ref.name, "same": same, "common": len(common)}
     return out
+
+
+def _same_arm(g: Group, candidates: Sequence[Group]) -> list[Group]:
+    return [c for c in candidates if arm_name(c.evaluator) == arm_name(g.evaluator)]
 
 
 def _budget_rows(
