@@ -106,6 +106,10 @@ def test_noisy_oracles_at_two_noise_rates_are_two_arms_everywhere(
     # The self-tests table names each arm.
     evaluators = set(tables(report)["self_tests"]["evaluator"])
     assert {"noisy_oracle(fn=0.3,fp=0)", "noisy_oracle(fn=0.6,fp=0)"} <= evaluators
+    # So do the DiD rows, one per noisy arm, each with its own difference.
+    did = {r["evaluator"]: r for r in report["feedback"]["did"]}
+    assert did["noisy_oracle(fn=0.3,fp=0)"]["did"] == pytest.approx(10 / 30)
+    assert did["noisy_oracle(fn=0.6,fp=0)"]["did"] == pytest.approx(-5 / 30)
 
 
 def test_budget_curve_legends_and_titles_use_the_label_map(
