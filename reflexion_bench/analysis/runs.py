@@ -11,9 +11,9 @@ one arm: the evaluator decides when a loop stops and what it is told. An arm is 
 evaluator's name and, for evaluators whose settings change the feedback
 (:data:`ARM_SETTINGS`: ``noisy_oracle``'s ``fn_rate`` and ``fp_rate``), those settings
 as the run's ``config.yaml`` records them (:func:`evaluator_arm`:
-``noisy_oracle(fn=0.3,fp=0)``); trial records name the evaluator only. Rows of one
-benchmark x strategy x model under several arms are labelled by arm
-(``retry (oracle)``).
+``noisy_oracle(fn=0.3,fp=0)``); trial records name the evaluator only. Where the rows
+of one benchmark x model span several arms, each is labelled by its arm
+(``retry (oracle)``, ``wrong_reflection (oracle)``).
 
 **Seeds.** Rows that differ only in ``seed`` (their ``config.yaml`` equal in every key
 that changes results but ``seed``/``generate.seed``, the same answer key) form a
@@ -369,15 +369,19 @@ def group_runs(runs: Sequence[Run]) -> list[Group]:
             groups.append(target)
         target.runs.append(run)
         target.records.extend(run.records)
+    # A benchmark x model whose runs had several in-loop evaluators names every row by
+    # its arm (a strategy run under one of them only is still not mistaken for another's).
+    cluster_arms: dict[tuple[str, str], set[str]] = {}
+    for g in groups:
+        cluster_arms.setdefault((g.benchmark, g.model), set()).add(arm_name(g.evaluator))
     for key, gs in by_key.items():
-        arms = {arm_name(g.evaluator) for g in gs}
+        by_arm = len(cluster_arms[(key[0], key[2])]) > 1
         for g in gs:
             g.summary = summarize(g.records)
             g.summary["answer_key"] = run_answer_key(g.records, [r.path for r in g.runs])
             folders = ", ".join(r.path.name for r in g.runs)
-            if len(arms) > 1:
-                # One strategy under several in-loop evaluators: rows named by their arm
-                # (its folders too where the arm has several rows).
+            if by_arm:
+                # Rows named by their arm (and their folders where the arm has several).
                 arm = arm_name(g.evaluator)
                 same = sum(1 for h in gs if arm_name(h.evaluator) == arm)
                 g.label = f"{key[1]} ({arm})" if same == 1 else f"{key[1]} ({arm}; {folders})"

@@ -163,3 +163,24 @@ def test_runs_of_one_noisy_arm_with_disjoint_tasks_pool_and_other_rates_do_not(
         "noisy_oracle(fn=0.3,fp=0)",
         "noisy_oracle(fn=0.6,fp=0)",
     }
+
+
+def test_rows_are_named_by_arm_where_a_benchmark_has_several(tmp_path: Path) -> None:
+    """A strategy run under one evaluator only (the study's wrong_reflection under the
+    oracle) is named by its arm too, where its benchmark's rows span several arms; a
+    benchmark of one arm keeps the plain names."""
+    tasks = task_ids(4)
+    write_arm(tmp_path, "humaneval", "self_tests", "retry", verdicts(tasks, [0]))
+    write_arm(tmp_path, "humaneval", "oracle", "retry", verdicts(tasks, [0]))
+    write_arm(tmp_path, "humaneval", "oracle", "wrong_reflection", verdicts(tasks, [0]))
+    write_arm(tmp_path, "mbpp", "self_tests", "retry", verdicts(tasks, [0]))
+    write_arm(tmp_path, "mbpp", "self_tests", "wrong_reflection", verdicts(tasks, [0]))
+    groups = group_runs([load_run(p) for p in find_run_dirs([tmp_path])])
+    names = {(g.benchmark, g.name) for g in groups}
+    assert names == {
+        ("humaneval", "retry (self_tests)"),
+        ("humaneval", "retry (oracle)"),
+        ("humaneval", "wrong_reflection (oracle)"),
+        ("mbpp", "retry"),
+        ("mbpp", "wrong_reflection"),
+    }
