@@ -11,8 +11,9 @@ rewritten by :func:`reflexion_bench.analysis.submission.apply_submission`).
 *Arms and references.* Runs of one benchmark x model x in-loop evaluator are compared
 as the ``strategies`` table compares them: every strategy against each reference
 (``retry``, ``reflexion``) of its own seed, on the tasks both ran. Runs whose evaluators
-differ (self-written tests, visible tests, an oracle) are never compared or pooled: the
-evaluator decides when a loop stops, so it is part of the arm. Logs that name no
+differ (self-written tests, visible tests, an oracle, a noisy oracle at another noise
+rate: :func:`reflexion_bench.analysis.runs.evaluator_arm`) are never compared or pooled:
+the evaluator decides when a loop stops, so it is part of the arm. Logs that name no
 evaluator ran self-tests (``self_tests``).
 
 *Grid.* :data:`GRID_POINTS` budgets, evenly spaced from the median cost of a first
@@ -52,7 +53,7 @@ from reflexion_bench.analysis.equal_budget import (
     task_budget_points,
     verdicts_at_budget,
 )
-from reflexion_bench.analysis.runs import same_seed
+from reflexion_bench.analysis.runs import DEFAULT_EVALUATOR, arm_name, same_seed
 from reflexion_bench.analysis.stats import DEFAULT_RESAMPLES, paired_difference_interval
 
 #: ``report --budget-unit`` choices.
@@ -83,8 +84,6 @@ CSV_COLUMNS = (
     "pass_at_budget",
     "reference_pass_at_budget",
 )
-#: Logs written before trial records named their evaluator ran self-tests.
-DEFAULT_EVALUATOR = "self_tests"
 
 
 def check_unit(unit: str) -> None:
@@ -203,9 +202,18 @@ def _num(x: float, unit: str) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
+def _without_arm(name: str, evaluator: str) -> str:
+    """A row label without the evaluator arm it names (``reflexion (oracle)`` ->
+    ``reflexion``) where the curve's evaluator is said once already."""
+    tail = f" ({evaluator})"
+    return name[: -len(tail)] if name.endswith(tail) else name
+
+
 def sentence(curve: Mapping[str, Any], unit: str) -> str:
     """The curve's answer in words, one clause per budget range."""
-    name, ref = curve["strategy"], curve["reference"]
+    evaluator = str(curve["evaluator"])
+    name = _without_arm(curve["strategy"], evaluator)
+    ref = _without_arm(curve["reference"], evaluator)
     words = UNIT_LABELS[unit].replace(" per task", "")
     clauses = []
     for s in curve["segments"]:
@@ -240,7 +248,8 @@ def budget_curve_section(
     check_unit(unit)
     clusters: dict[tuple[str, str, str], list[Any]] = {}
     for g in groups:
-        evaluator = str(g.summary.get("evaluator") or DEFAULT_EVALUATOR)
+        # The evaluator arm: a noisy oracle's noise rates are part of it (runs.evaluator_arm).
+        evaluator = arm_name(g.evaluator)
         clusters.setdefault((g.benchmark, g.model, evaluator), []).append(g)
     curves: list[dict[str, Any]] = []
     for (bench, model, evaluator), gs in clusters.items():
@@ -359,10 +368,12 @@ def _plot_budget_curves(section: Mapping[str, Any], out_dir: Path) -> list[Path]
     from reflexion_bench.analysis.plots import (
         _plt,
         _slug,
+        evaluator_label,
         figure_title,
         save_figure,
         series_style,
         set_title,
+        strategy_label,
         style,
     )
 
@@ -375,6 +386,12 @@ def _plot_budget_curves(section: Mapping[str, Any], out_dir: Path) -> list[Path]
     names = list(dict.fromkeys(c["strategy"] for c in section.get("curves") or []))
     written: list[Path] = []
     for (bench, model, evaluator), curves in by_fig.items():
+
+        def name(row: str, evaluator: str = evaluator) -> str:
+            # A row's display name (configs/labels.yaml); the figure is one evaluator's,
+            # named in its title, so a row label naming that arm drops it.
+            return strategy_label(_without_arm(row, evaluator))
+
         panels: list[tuple[str, list[Mapping[str, Any]]]] = []
         for ref in dict.fromkeys(c["reference"] for c in curves):
             mine = [c for c in curves if c["reference"] == ref]
@@ -413,20 +430,22 @@ def _plot_budget_curves(section: Mapping[str, Any], out_dir: Path) -> list[Path]
                     marker=s["marker"],
                     markevery=max(1, len(xs) // 5),
                     drawstyle="steps-post",
-                    label=f"{c['strategy']} - {ref}",
+                    label=f"{name(c['strategy'])} - {name(ref)}",
                 )
             ax.axhline(0, color="0.3", linewidth=0.6)
-            ax.set_ylabel(f"pass@1 - {ref} (points)")
+            ax.set_ylabel(f"pass@1 - {name(ref)} (points)")
             ax.grid(alpha=0.3)
         axes[-1, 0].set_xlabel(UNIT_LABELS[unit] + " (budget, as run live)")
         what = "paired difference at each budget, 95% pointwise (dark) and simultaneous bands"
         if evaluator != DEFAULT_EVALUATOR:
-            what += f", evaluator {evaluator}"
+            what += f", evaluator: {evaluator_label(evaluator)}"
         set_title(axes[0, 0], figure_title(bench, model, what))
         # Below the panels, never on the data (as every figure of the report).
         handles = [h for ax in axes[:, 0] for h in ax.get_legend_handles_labels()[0]]
         fig.legend(handles=handles, loc="outside lower center", ncol=1, frameon=False)
-        slug = _slug(bench, model) + ("" if evaluator == DEFAULT_EVALUATOR else f"_{evaluator}")
+        slug = _slug(bench, model) + (
+            "" if evaluator == DEFAULT_EVALUATOR else f"_{_slug(evaluator).strip('-')}"
+        )
         out_dir.mkdir(parents=True, exist_ok=True)
         paths = [out_dir / f"budget_curve_{unit}_{slug}.{ext}" for ext in ("png", "pdf")]
         save_figure(fig, paths[0], dpi=st.dpi)

@@ -14,7 +14,8 @@ verdicts, so a run is never credited with trials it did not run.
 
 *Comparisons.* At the budget B the runs were given (``budget.<axis>`` in their logs,
 else ``--budget``, else the cheapest strategy's mean spend), every strategy is compared
-with each reference (``retry``, ``reflexion``) on the tasks both ran: difference of
+with each reference (``retry``, ``reflexion``) of its own in-loop evaluator arm
+(:func:`reflexion_bench.analysis.runs.evaluator_arm`) on the tasks both ran: difference of
 pass@1 with Newcombe's paired score CI, exact McNemar p-value, and the Holm-adjusted
 p-value over one family: every distinct test of the table (a strategy vs ``retry`` in its
 row and ``retry`` vs it in the reference's row are one test; statsmodels
@@ -47,7 +48,7 @@ import numpy as np
 from reflexion_bench.analysis.answer_key import label_text
 from reflexion_bench.analysis.metrics import base_verdict, hidden_verdict, plus_verdict
 from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
-from reflexion_bench.analysis.runs import same_seed
+from reflexion_bench.analysis.runs import arm_name, same_seed
 from reflexion_bench.analysis.stats import (
     mcnemar_exact,
     paired_difference_interval,
@@ -453,8 +454,12 @@ def equal_budget_section(
                 "trials_per_task": data["per_task"].get("trials"),
                 "stop_reasons": stop_reasons(g.records),
             }
-            for ref_name, candidates in ref_rows.items():
-                # The reference of g's own seed: seeds are never crossed.
+            for ref_name, all_candidates in ref_rows.items():
+                # The reference of g's own seed and in-loop evaluator arm: neither is
+                # ever crossed (oracle reflexion is not compared with self-test retry).
+                candidates = [
+                    c for c in all_candidates if arm_name(c.evaluator) == arm_name(g.evaluator)
+                ]
                 ref = same_seed(g, candidates) if candidates else None
                 if ref is None or ref is g:
                     continue

@@ -101,19 +101,32 @@ def strategy_label(name: str) -> str:
 
 
 def evaluator_label(name: str) -> str:
-    """The human name of an evaluator id (``visible_tests`` -> ``visible tests``)."""
-    return labels()["evaluators"].get(name, name)
+    """The human name of an evaluator id (``visible_tests`` -> ``visible tests``) or
+    arm id (``noisy_oracle(fn=0.3,fp=0)`` -> ``noisy oracle (fn=0.3, fp=0)``: its
+    settings kept, see :func:`reflexion_bench.analysis.runs.evaluator_arm`)."""
+    names = labels()["evaluators"]
+    if name in names:
+        return names[name]
+    head, sep, tail = name.partition("(")
+    if sep and head in names:
+        return f"{names[head]} ({tail.replace(',', ', ')}"
+    return name
 
 
 def group_label(group: Mapping[str, Any], groups: Sequence[Mapping[str, Any]] = ()) -> str:
     """A report row's name in a legend: its strategy's human name, and its evaluator's
     where the rows of the figure (``groups``) differ in evaluator (one strategy under
     several in-loop signals would otherwise print one name twice)."""
-    text = strategy_label(str(group["label"]))
+    label = str(group["label"])
     evaluators = {g.get("evaluator") for g in groups}
     if len(evaluators) > 1 and group.get("evaluator"):
-        text += f", {evaluator_label(str(group['evaluator']))}"
-    return text
+        evaluator = str(group["evaluator"])
+        # A row the report named by its arm (``retry (oracle)``) is named once by it.
+        tail = f" ({evaluator})"
+        if label.endswith(tail):
+            label = label[: -len(tail)]
+        return f"{strategy_label(label)}, {evaluator_label(evaluator)}"
+    return strategy_label(label)
 
 
 @dataclass(frozen=True)

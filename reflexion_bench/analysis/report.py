@@ -394,7 +394,7 @@ def write_comparison(
     a run since removed, are deleted; files the report never wrote are left in place
     (:func:`foreign_files` names them)."""
     from reflexion_bench.analysis.plots import write_plots
-    from reflexion_bench.analysis.tables import TABLES, render, tables
+    from reflexion_bench.analysis.tables import TABLES, has_table, render, tables
 
     out_dir.mkdir(parents=True, exist_ok=True)
     previous = read_manifest(out_dir)
@@ -411,6 +411,8 @@ def write_comparison(
         written.append(path)
     frames = tables(report)
     for name in TABLES:
+        if not has_table(report, name):
+            continue  # an optional table these runs do not call for: no file at all
         path = out_dir / f"table_{name}.csv"
         frames[name].to_csv(path, index=False)
         written.append(path)
@@ -425,6 +427,10 @@ def write_comparison(
         written += plot_budget_curves(
             report["budget_curves"], out_dir / "figures", style_name=style_name
         )
+    if (report.get("feedback") or {}).get("dose"):
+        from reflexion_bench.analysis.feedback_did import plot_dose
+
+        written += plot_dose(report["feedback"], out_dir / "figures", style_name=style_name)
     names = sorted({p.relative_to(out_dir).as_posix() for p in written})
     for stale in sorted(previous - set(names) - {MANIFEST_NAME}):
         path = out_dir / stale
@@ -452,7 +458,9 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
     /report -->``: its body becomes that table (the chosen numeric columns, as the
     Markdown report shows them, with its note); ``<!-- report:answer -->`` becomes the
     pooled comparisons in words (``tables.pooled_answer``), ``<!-- report:budget_curves
-    -->`` the budget curves' answers (one per comparison). So a study's README quotes
+    -->`` the budget curves' answers (one per comparison), ``<!-- report:did -->`` the
+    feedback study's differences in differences and ``<!-- report:dose -->`` its
+    dose-response, in words (:mod:`reflexion_bench.analysis.feedback_did`). So a study's README quotes
     its numbers from the report, never by hand, and a rebuild that changes a number
     changes the README (the committed-reports test compares it byte for byte). Returns
     whether the file changed; a README without blocks is left alone."""
@@ -461,6 +469,7 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
         _md_note,
         answer_markdown,
         display_frame,
+        feedback_markdown,
         select_columns,
         tables,
         to_markdown,
@@ -500,10 +509,13 @@ def refresh_readme_blocks(report: dict[str, Any], readme: Path) -> bool:
             ]
             words = "\n".join(f"- {c['sentence']}" for c in curves) or "- (no comparison)"
             return f"{m.group(1)}{words}\n{m.group(5)}"
+        if name in ("did", "dose"):
+            # The feedback study's answer in words: one sentence per DiD row / benchmark.
+            return f"{m.group(1)}{feedback_markdown(report, name)}\n{m.group(5)}"
         if name not in TABLES:
             raise ValueError(
                 f"{readme}: unknown table {name!r} in a report block "
-                f"({TABLES}, answer or budget_curves)"
+                f"({TABLES}, answer, budget_curves, did or dose)"
             )
         df = frames[name]
         if "where" in opts and not df.empty:

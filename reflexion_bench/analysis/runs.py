@@ -6,6 +6,15 @@ recursively for ``log.jsonl``). Runs of the same group whose task sets do not ov
 (seeds, replicates) stay separate rows, labelled by folder name, and so do a ``clean``
 and an ``answer-in-loop`` run (:mod:`reflexion_bench.analysis.answer_key`).
 
+**Evaluator arms.** Runs whose in-loop feedback differs are never pooled or compared as
+one arm: the evaluator decides when a loop stops and what it is told. An arm is the
+evaluator's name and, for evaluators whose settings change the feedback
+(:data:`ARM_SETTINGS`: ``noisy_oracle``'s ``fn_rate`` and ``fp_rate``), those settings
+as the run's ``config.yaml`` records them (:func:`evaluator_arm`:
+``noisy_oracle(fn=0.3,fp=0)``); trial records name the evaluator only. Where the rows
+of one benchmark x model span several arms, each is labelled by its arm
+(``retry (oracle)``, ``wrong_reflection (oracle)``).
+
 **Seeds.** Rows that differ only in ``seed`` (their ``config.yaml`` equal in every key
 that changes results but ``seed``/``generate.seed``, the same answer key) form a
 :class:`SeedSet`, one per configuration (:func:`seed_sets`): the report's ``seeds``
@@ -17,7 +26,7 @@ is a set of its own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +35,62 @@ from reflexion_bench.analysis.answer_key import run_answer_key
 from reflexion_bench.analysis.metrics import summarize
 from reflexion_bench.core.runfolder import read_config as read_config
 from reflexion_bench.core.runlog import LOG_NAME, load_run_records
+
+#: Logs written before trial records named their evaluator ran self-tests.
+DEFAULT_EVALUATOR = "self_tests"
+#: Per evaluator, the ``config.yaml`` settings (``evaluator.<key>``) that make a run
+#: another arm, each with the short name its arm id prints: a noisy oracle at
+#: ``fn_rate`` 0.3 is not the one at 0.6. An evaluator not listed is one arm whatever
+#: its settings.
+ARM_SETTINGS: dict[str, tuple[tuple[str, str], ...]] = {
+    "noisy_oracle": (("fn_rate", "fn"), ("fp_rate", "fp")),
+}
+
+
+def _setting_text(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "?" if value is None else str(value)
+    return f"{float(value):g}"
+
+
+def evaluator_arm(evaluator: str | None, config: Mapping[str, Any] | None) -> str | None:
+    """The arm id of a run under ``evaluator`` (its trial records' name; None for logs
+    naming none) with the saved ``config``: the name itself, or for an evaluator of
+    :data:`ARM_SETTINGS` the name and those settings, ``noisy_oracle(fn=0.3,fp=0)``
+    (``noisy_oracle(settings unknown)`` without a config naming them: such a run is
+    never pooled with one whose settings are known)."""
+    if evaluator is None or evaluator not in ARM_SETTINGS:
+        return evaluator
+    node = config.get("evaluator") if config is not None else None
+    if not isinstance(node, Mapping) or node.get("name", evaluator) != evaluator:
+        return f"{evaluator}(settings unknown)"
+    parts = [f"{short}={_setting_text(node.get(key))}" for key, short in ARM_SETTINGS[evaluator]]
+    return f"{evaluator}({','.join(parts)})"
+
+
+def arm_settings(arm: str) -> tuple[str, dict[str, float] | None]:
+    """An arm id's evaluator name and its settings by short name (``noisy_oracle(fn=0.3,
+    fp=0)`` -> ``("noisy_oracle", {"fn": 0.3, "fp": 0.0})``); None for an arm with no
+    settings, or whose settings are unknown or not numbers."""
+    name, sep, tail = arm.partition("(")
+    if not sep or not tail.endswith(")"):
+        return arm, None
+    settings: dict[str, float] = {}
+    for item in tail[:-1].split(","):
+        key, eq, value = item.partition("=")
+        try:
+            settings[key.strip()] = float(value)
+        except ValueError:
+            return name, None
+        if not eq:
+            return name, None
+    return name, settings
+
+
+def arm_name(evaluator: str | None) -> str:
+    """An arm id with logs naming no evaluator read as :data:`DEFAULT_EVALUATOR`."""
+    return evaluator or DEFAULT_EVALUATOR
+
 
 # Folders never holding run logs of ours (W&B's offline copies, caches).
 _SKIP_DIRS = {"wandb", ".git", "__pycache__", ".ipynb_checkpoints", ".hydra"}
@@ -106,6 +171,11 @@ class Run:
     @property
     def task_ids(self) -> set[str]:
         return {str(r["task_id"]) for r in self.records}
+
+    @property
+    def evaluator(self) -> str | None:
+        """The run's evaluator arm (:func:`evaluator_arm`; None: the log names none)."""
+        return evaluator_arm(self.summary.get("evaluator"), self.config)
 
 
 _SEED_KEYS = ("seed", "generate.seed")
@@ -196,6 +266,11 @@ class Group:
         (only,) = keys if len(keys) == 1 else (None,)
         return only
 
+    @property
+    def evaluator(self) -> str | None:
+        """The evaluator arm of its runs (one by construction: :func:`group_runs`)."""
+        return self.runs[0].evaluator if self.runs else self.summary.get("evaluator")
+
 
 @dataclass
 class SeedSet:
@@ -243,7 +318,7 @@ def seed_sets(groups: Sequence[Group]) -> list[SeedSet]:
         if ck is None or seed is None:
             sets.append(SeedSet(g.benchmark, g.strategy, g.model, [g]))
             continue
-        key = (*g.key, _answer_label(g.summary), str(g.summary.get("evaluator")), ck)
+        key = (*g.key, _answer_label(g.summary), str(g.evaluator), ck)
         candidates = open_sets.setdefault(key, [])
         target = next((s for s in candidates if seed not in s.seeds), None)
         if target is None:
@@ -282,8 +357,9 @@ def group_runs(runs: Sequence[Run]) -> list[Group]:
                 for g in candidates
                 if not (g_tasks(g) & run.task_ids)
                 and _answer_label(g.runs[0].summary) == _answer_label(run.summary)
-                # Nor runs whose in-loop feedback differs (self-tests vs visible tests).
-                and g.runs[0].summary.get("evaluator") == run.summary.get("evaluator")
+                # Nor runs whose in-loop feedback differs (self-tests vs visible tests,
+                # a noisy oracle at two noise rates).
+                and g.runs[0].evaluator == run.evaluator
             ),
             None,
         )
@@ -293,12 +369,24 @@ def group_runs(runs: Sequence[Run]) -> list[Group]:
             groups.append(target)
         target.runs.append(run)
         target.records.extend(run.records)
+    # A benchmark x model whose runs had several in-loop evaluators names every row by
+    # its arm (a strategy run under one of them only is still not mistaken for another's).
+    cluster_arms: dict[tuple[str, str], set[str]] = {}
+    for g in groups:
+        cluster_arms.setdefault((g.benchmark, g.model), set()).add(arm_name(g.evaluator))
     for key, gs in by_key.items():
+        by_arm = len(cluster_arms[(key[0], key[2])]) > 1
         for g in gs:
             g.summary = summarize(g.records)
             g.summary["answer_key"] = run_answer_key(g.records, [r.path for r in g.runs])
-            if len(gs) > 1:
-                g.label = f"{key[1]} ({', '.join(r.path.name for r in g.runs)})"
+            folders = ", ".join(r.path.name for r in g.runs)
+            if by_arm:
+                # Rows named by their arm (and their folders where the arm has several).
+                arm = arm_name(g.evaluator)
+                same = sum(1 for h in gs if arm_name(h.evaluator) == arm)
+                g.label = f"{key[1]} ({arm})" if same == 1 else f"{key[1]} ({arm}; {folders})"
+            elif len(gs) > 1:
+                g.label = f"{key[1]} ({folders})"
     return groups
 
 

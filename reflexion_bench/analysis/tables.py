@@ -33,6 +33,11 @@ Tables:
   fixes, breaks and tasks lost (see :mod:`reflexion_bench.analysis.feedback`).
 - ``elapsed``: each row's wall-clock time with a trial in flight (from its log) and
   tasks solved per hour.
+- ``feedback_did`` and ``feedback_dose`` (only in reports whose runs have retry and
+  reflexion under two in-loop evaluators or more, :data:`OPTIONAL_TABLES`): the
+  difference in differences of Reflexion's gain over retry between an evaluator and the
+  model's own tests, and that gain by evaluator in order of reliability (see
+  :mod:`reflexion_bench.analysis.feedback_did`).
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from reflexion_bench.analysis.budget import (
 )
 from reflexion_bench.analysis.equal_budget import equal_budget_section, holm
 from reflexion_bench.analysis.feedback import confusion_by_trial, elapsed_s, rewrites
+from reflexion_bench.analysis.feedback_did import did_sentences, dose_sentences, feedback_section
 from reflexion_bench.analysis.paper import (
     SOURCE,
     canonical_benchmark,
@@ -63,7 +69,7 @@ from reflexion_bench.analysis.paper import (
     unpublished_note,
 )
 from reflexion_bench.analysis.power import DEFAULT_MARGIN, assess
-from reflexion_bench.analysis.runs import Group, SeedSet, same_seed, seed_sets
+from reflexion_bench.analysis.runs import Group, SeedSet, arm_name, same_seed, seed_sets
 from reflexion_bench.analysis.seeds import seed_row, seed_warnings, verdict_table
 from reflexion_bench.analysis.seeds import task_verdicts as _task_verdicts
 from reflexion_bench.analysis.stats import (
@@ -88,7 +94,12 @@ TABLES = (
     "strategies",
     "pooled",
     "seeds",
+    "feedback_did",
+    "feedback_dose",
 )
+#: Tables a report has only where its runs call for them (written, printed and named in
+#: the manifest only then): a report of runs under one evaluator is unchanged by them.
+OPTIONAL_TABLES = frozenset({"feedback_did", "feedback_dose"})
 TITLES = {
     "main": "Success (first try, final), fixes/breaks and cost",
     "curve": "Success of the submitted candidate after k trials",
@@ -102,6 +113,8 @@ TITLES = {
     "strategies": "Strategies at equal budget: pass@1 at the budget, paired tests vs retry and reflexion (Holm)",
     "pooled": "Pooled over benchmarks (stratified): pass@1 at each benchmark's budget, paired tests vs retry and reflexion (Holm)",
     "seeds": "Configurations over seeds: pass@1 mean ± sd across seeds, task-level interval, pass^k",
+    "feedback_did": "Feedback reliability: difference in differences of reflexion - retry, each evaluator vs self-tests (pass@1 at budget, paired by task)",
+    "feedback_dose": "Feedback reliability: reflexion - retry by in-loop evaluator, least to most reliable (pass@1 at budget)",
 }
 
 
@@ -146,7 +159,8 @@ def _group_data(group: Group, *, n_resamples: int, seed: int) -> dict[str, Any]:
     data: dict[str, Any] = {
         "benchmark": group.benchmark,
         "strategy": group.strategy,
-        "evaluator": s.get("evaluator"),
+        # The evaluator arm (a noisy oracle with its noise rates; None: the log names none).
+        "evaluator": group.evaluator,
         "model": group.model,
         "label": group.name,
         "runs": [str(r.path) for r in group.runs],
@@ -323,7 +337,8 @@ def _trial1_identity(groups: Sequence[Group]) -> dict[int, dict[str, Any]]:
             continue
         refs = [g for g in gs if g.strategy == "reflexion"] or [gs[0]]
         for g in gs:
-            ref = same_seed(g, refs)
+            # The reference under g's own in-loop evaluator where there is one.
+            ref = same_seed(g, _same_arm(g, refs) or refs)
             if ref is None:
                 continue
             ref_v = _task_verdicts(ref)
@@ -334,6 +349,10 @@ def _trial1_identity(groups: Sequence[Group]) -> dict[int, dict[str, Any]]:
             same = sum(v[t][2] == ref_v[t][2] for t in common)
             out[id(g)] = {"reference": ref.name, "same": same, "common": len(common)}
     return out
+
+
+def _same_arm(g: Group, candidates: Sequence[Group]) -> list[Group]:
+    return [c for c in candidates if arm_name(c.evaluator) == arm_name(g.evaluator)]
 
 
 def _budget_rows(
@@ -439,6 +458,15 @@ def build_report(
             "equivalence_margin": equivalence_margin,
         },
     }
+    feedback = feedback_section(
+        groups,
+        report["strategies"].get("budgets") or {},
+        axis=axis,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    if feedback is not None:  # absent otherwise: reports of one evaluator are unchanged
+        report["feedback"] = feedback
     if paper:
         benches = {canonical_benchmark(g.benchmark) for g in groups}
         rows = published_for(benches)
@@ -750,7 +778,81 @@ def tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
         "strategies": _strategies_frame(report),
         "pooled": _pooled_frame(report),
         "seeds": _seeds_frame(report),
+        "feedback_did": _did_frame(report),
+        "feedback_dose": _dose_frame(report),
     }
+
+
+def has_table(report: dict[str, Any], name: str) -> bool:
+    """Whether the report has table ``name`` at all (an optional table only where its
+    section exists: :data:`OPTIONAL_TABLES`)."""
+    if name not in OPTIONAL_TABLES:
+        return True
+    return report.get("feedback") is not None
+
+
+def _did_frame(report: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for r in (report.get("feedback") or {}).get("did") or []:
+        de, dr = r["diff_evaluator"], r["diff_reference"]
+        rows.append(
+            {
+                "benchmark": r["benchmark"],
+                "model": r["model"],
+                "evaluator": r["evaluator"],
+                "reference_evaluator": r["reference_evaluator"],
+                "n": r["n"],
+                "did": r["did"],
+                "did_low": r["low"],
+                "did_high": r["high"],
+                "p_value": r["p_value"],
+                "p_holm": r.get("p_holm"),
+                "role": r.get("role"),
+                "detectable": r.get("detectable"),
+                "diff_evaluator": de["estimate"],
+                "diff_evaluator_low": de["low"],
+                "diff_evaluator_high": de["high"],
+                "diff_reference": dr["estimate"],
+                "diff_reference_low": dr["low"],
+                "diff_reference_high": dr["high"],
+                "nonzero": r.get("nonzero"),
+                "budget": r.get("budget"),
+                "benchmarks": " + ".join(
+                    f"{b} ({n})" for b, n in (r.get("n_by_benchmark") or {}).items()
+                )
+                or None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _dose_frame(report: dict[str, Any]) -> pd.DataFrame:
+    section = report.get("feedback") or {}
+    trends = {(t["benchmark"], t["model"]): t for t in section.get("trends") or []}
+    rows = []
+    for r in section.get("dose") or []:
+        trend = trends.get((r["benchmark"], r["model"])) if r["order"] is not None else None
+        rows.append(
+            {
+                "benchmark": r["benchmark"],
+                "model": r["model"],
+                "evaluator": r["evaluator"],
+                "order": r["order"],
+                "n": r["n"],
+                "pass_reflexion": r["pass_strategy"],
+                "pass_retry": r["pass_baseline"],
+                "reflexion_minus_retry": r["diff"]["estimate"],
+                "reflexion_minus_retry_low": r["diff"]["low"],
+                "reflexion_minus_retry_high": r["diff"]["high"],
+                "fnr_of_passes": r["fn_rate"],
+                "fpr_of_failures": r["fp_rate"],
+                "trials_judged": r["trials_judged"],
+                "trend_slope": None if trend is None else trend["slope"],
+                "trend_p": None if trend is None else trend["p_value"],
+                "budget": r["budget"],
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _seeds_frame(report: dict[str, Any]) -> pd.DataFrame:
@@ -1020,6 +1122,13 @@ _SHARE_COLS = {
     "pass_at_k",
     "first_try_mean",
     "first_try_sd",
+    "did",
+    "diff_evaluator",
+    "diff_reference",
+    "pass_reflexion",
+    "pass_retry",
+    "reflexion_minus_retry",
+    "trend_slope",
 }
 #: Where every metric name of the tables, figures, ``compare`` and the viewer is defined.
 GLOSSARY = "metric names: docs/reports.md#metrics"
@@ -1120,6 +1229,20 @@ _HEADERS = {
     "min_per_task": "min/task",
     "solved_per_hour": "solved/hour",
     "replayed_share": "calls replayed from the cache",
+    "reference_evaluator": "reference",
+    "did": "DiD",
+    "p_value": "sign-flip p",
+    "p_holm": "Holm p",
+    "role": "test",
+    "diff_evaluator": "reflexion - retry, evaluator",
+    "diff_reference": "reflexion - retry, reference",
+    "nonzero": "tasks with d != 0",
+    "pass_reflexion": "reflexion pass@1 at budget",
+    "pass_retry": "retry pass@1 at budget",
+    "reflexion_minus_retry": "reflexion - retry",
+    "trials_judged": "trials judged",
+    "trend_slope": "trend per step",
+    "trend_p": "trend p (exact permutation)",
 }
 
 
@@ -1132,7 +1255,9 @@ def _num(col: str, v: Any) -> str:
         return ""
     if col in _SHARE_COLS or (col.startswith("k") and col[1:].isdigit()):
         return f"{100 * float(v):.1f}"
-    if col in ("mcnemar_p", "mcnemar_p_holm") or col.startswith(("p_vs_", "p_holm_vs_")):
+    if col in ("mcnemar_p", "mcnemar_p_holm", "p_value", "p_holm", "trend_p") or col.startswith(
+        ("p_vs_", "p_holm_vs_")
+    ):
         return f"{float(v):.3g}"
     if col.startswith(("dollars", "paid_dollars")):
         return f"{float(v):.4f}"
@@ -1152,6 +1277,11 @@ _POINT_COLS = frozenset(
         "detectable",
         "detectable_vs_retry",
         "detectable_vs_reflexion",
+        "did",
+        "diff_evaluator",
+        "diff_reference",
+        "reflexion_minus_retry",
+        "trend_slope",
     }
 )
 
@@ -1264,7 +1394,8 @@ def render(
     if fmt == "json" and not (which or columns):
         return json.dumps(report, indent=2, default=_json_default)
     frames = tables(report)
-    names = list(which or TABLES)
+    # An optional table is printed where the report has it, or when asked for by name.
+    names = list(which or [n for n in TABLES if has_table(report, n)])
     unknown = [n for n in names if n not in frames]
     if unknown:
         raise ValueError(f"unknown table(s) {unknown} (allowed: {', '.join(TABLES)})")
@@ -1300,17 +1431,35 @@ def render(
             parts.append(to_latex(display_frame(df), TITLES[name] + _note(name, report), why))
         elif fmt == "md":
             why = why_empty(name, report) if df.empty else ""
-            words = answer_markdown(report) if name == "pooled" and not df.empty else ""
+            words = ""
+            if name == "pooled" and not df.empty:
+                words = f"\n\nIn words (the pooled comparisons):\n\n{answer_markdown(report)}"
+            elif name in OPTIONAL_TABLES and not df.empty:
+                kind = "did" if name == "feedback_did" else "dose"
+                words = f"\n\nIn words:\n\n{feedback_markdown(report, kind)}"
             parts.append(
                 f"### {TITLES[name]}\n\n{to_markdown(display_frame(df), why)}"
-                f"{_md_note(name, report)}"
-                + (f"\n\nIn words (the pooled comparisons):\n\n{words}" if words else "")
+                f"{_md_note(name, report)}{words}"
             )
         else:
             raise ValueError(f"unknown format {fmt!r} (allowed: md, latex, csv, json)")
     if fmt == "json":
         return json.dumps(rows, indent=2, default=_json_default) + "\n"
     return "\n\n".join(parts) + "\n"
+
+
+def feedback_markdown(report: dict[str, Any], which: str) -> str:
+    """The DiD rows (``which="did"``) or the dose-response (``"dose"``) in words, as a
+    Markdown list (a study README's ``<!-- report:did -->`` / ``<!-- report:dose -->``
+    block), or why there is nothing to say."""
+    section = report.get("feedback")
+    table = "feedback_did" if which == "did" else "feedback_dose"
+    if not section:
+        return f"- (none: {why_empty(table, report)})"
+    lines = did_sentences(section) if which == "did" else dose_sentences(section)
+    if not lines:
+        return f"- (none: {why_empty(table, report)})"
+    return "\n".join(f"- {line}" for line in lines)
 
 
 def why_empty(name: str, report: dict[str, Any]) -> str:
@@ -1340,6 +1489,23 @@ def why_empty(name: str, report: dict[str, Any]) -> str:
         )
     if name == "self_tests":
         return "no trial has both a self-test verdict and a hidden verdict"
+    if name in OPTIONAL_TABLES:
+        section = report.get("feedback")
+        skipped = "; ".join((section or {}).get("skipped") or [])
+        if section is None:
+            return (
+                "no benchmark x model has both retry and reflexion under two in-loop"
+                " evaluators or more"
+            )
+        if name == "feedback_did":
+            return (
+                "no evaluator has retry and reflexion on common tasks with retry and"
+                " reflexion under self_tests (the reference) on its benchmark"
+                + (f" ({skipped})" if skipped else "")
+            )
+        return "no benchmark x model has two evaluators with both strategies" + (
+            f" ({skipped})" if skipped else ""
+        )
     return "nothing in these runs for this table"
 
 
@@ -1424,6 +1590,33 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " hidden fails = FP/(FP+TN), FN of hidden passes = FN/(FN+TP); no-feedback"
             " trials: the evaluator had nothing to check and gave no verdict)"
         )
+    if name == "feedback_did" and (report.get("feedback") or {}).get("did"):
+        return (
+            " (DiD: mean over the tasks all four arms have of d = (reflexion - retry under"
+            " the evaluator) - (reflexion - retry under the reference, self_tests), pass@1"
+            " at each benchmark's budget as in the strategies table; positive: reflexion"
+            " gains more over retry under the evaluator. Interval: percentile bootstrap"
+            " over tasks (within benchmarks when pooled), exact where every d is equal;"
+            " sign-flip p: exact paired permutation test of DiD = 0 on the per-task d;"
+            " Holm p over every row but the confirmatory one (pooled oracle); detectable:"
+            " the |DiD| found with 80% power at alpha 0.05, normal approximation with the"
+            " observed variance of d; inner differences: Newcombe's paired score 95% CI;"
+            " evaluator arms include their settings (a noisy oracle's fn/fp rates); "
+            + GLOSSARY
+            + _feedback_skipped(report)
+            + ")"
+        )
+    if name == "feedback_dose" and (report.get("feedback") or {}).get("dose"):
+        return (
+            " (reflexion - retry: pass@1 at budget on the tasks both ran under that"
+            " evaluator, Newcombe's paired score 95% CI; order: the designed reliability,"
+            " self_tests, noisy oracles from the noisiest, oracle; blank: an arm apart, not"
+            " ordered; FN of hidden passes and FP of hidden fails: the arm's in-loop"
+            " verdicts vs hidden verdicts over both runs' trials; trend: the mean"
+            " difference's change per step of the order, exact permutation test"
+            " permuting each task's differences among the ordered arms, on the tasks all"
+            " of them have (three arms or more); " + GLOSSARY + _feedback_skipped(report) + ")"
+        )
     if name == "elapsed" and any(
         (g.get("replayed_calls") or {}).get("replayed") for g in report["groups"]
     ):
@@ -1432,6 +1625,11 @@ def _note(name: str, report: dict[str, Any]) -> str:
             " solved/hour of a row with calls replayed from the cache are not its live speed)"
         )
     return ""
+
+
+def _feedback_skipped(report: dict[str, Any]) -> str:
+    skipped = (report.get("feedback") or {}).get("skipped") or []
+    return "; left out: " + "; ".join(skipped) if skipped else ""
 
 
 def _seeds_note(report: dict[str, Any]) -> str:

@@ -26,7 +26,12 @@ previous manifest that it no longer writes are deleted, and any other file found
 With ``--out DIR``, the README.md beside DIR (DIR/../README.md, a study's) has its
 generated blocks refreshed: ``<!-- report:TABLE [columns=a,b] [where=col:value] -->``
 ... ``<!-- /report -->`` become that table of this report, so the study's prose never
-types a number the report computes.
+types a number the report computes (``report:answer``, ``report:budget_curves``,
+``report:did`` and ``report:dose`` give the answers in words).
+
+Runs of retry and reflexion under two in-loop evaluators or more (the feedback study)
+also get the ``feedback_did`` and ``feedback_dose`` tables and the dose figure
+(docs/reports.md); other reports are unchanged by them.
 """
 
 from __future__ import annotations

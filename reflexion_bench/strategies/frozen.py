@@ -34,7 +34,7 @@ from reflexion_bench.core.types import (
     sent_seed,
     sent_temperature,
 )
-from reflexion_bench.evaluators.base import Evaluator
+from reflexion_bench.evaluators.base import Evaluator, evaluator_name
 from reflexion_bench.strategies.source import load_source
 
 # Keys the loop or the strategies put into a record's extra: not the actor's output.
@@ -137,6 +137,13 @@ class FrozenFirstFeedbackEvaluator:
     def __init__(self, inner: Evaluator, source_run: str | Path) -> None:
         self.inner = inner
         self.source_run = Path(source_run)
+
+    @property
+    def name(self) -> str:
+        """The inner evaluator's name: the in-loop feedback is still its own (trial 1's
+        is the same evaluator's, logged by the source run), so reports keep the controls
+        in the arm of the runs they are compared with, not in one of their own."""
+        return evaluator_name(self.inner)
 
     async def evaluate(self, state: TaskState, attempt: Attempt) -> Feedback:
         live = await self.inner.evaluate(state, attempt)

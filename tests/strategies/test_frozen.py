@@ -58,6 +58,9 @@ async def test_every_variant_starts_from_the_same_first_attempt(tmp_path: Path) 
             evaluator=FrozenFirstFeedbackEvaluator(ToyEvaluator(), source),
         )
         per_task = by_task(records)
+        # Logged under the inner evaluator's name: the controls are in the arm of the
+        # source run, whose feedback they replay (reports compare within an arm).
+        assert {r["evaluator"] for r in records} == {r["evaluator"] for r in src_records}
         firsts[name] = {tid: first_trial_view(recs[0]) for tid, recs in per_task.items()}
         for tid, recs in per_task.items():
             first = recs[0]
