@@ -790,6 +790,9 @@ def pilot(args: argparse.Namespace) -> None:
         if args.commit:
             export_shared_calls()
             write_report(not args.no_nice)
+            # The README's progress block too, as `run` does: a commit whose README
+            # disagrees with `status` fails the study's own README test.
+            refresh_progress(read_plan())
             commit(f"study: pilot {arm.id} ({SPEC.pilot} tasks)")
 
 

@@ -463,3 +463,36 @@ def test_a_step_past_its_deadline_stops_naming_stop_at(
     monkeypatch.setattr(s, "finished_tasks", lambda folder: 0)
     with pytest.raises(s.Stopped, match=r"^at --stop-at$"):
         s.run_step("mbpp", "retry", 20, deadline=0.0, nice=False)
+
+
+def test_each_pilot_commit_carries_the_progress_block_status_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pilot --commit` commits after each arm: the README it commits must already show
+    that arm's progress, as `run --commit` does (a stale block fails the study's README
+    test on main)."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    (tmp_path / "README.md").write_text("a\n<!-- progress -->\nold\n<!-- /progress -->\nb\n")
+    finished: dict[tuple[str, str], int] = {}
+
+    def step(bench: str, arm: str, limit: int, deadline: Any, nice: bool) -> None:
+        _finished(tmp_path / bench / arm, limit)
+        finished[(bench, arm)] = limit
+
+    committed: list[str] = []
+
+    def commit(message: str) -> None:
+        m = s.PROGRESS.search((tmp_path / "README.md").read_text())
+        assert m, "the progress block went missing"
+        assert m.group(0) == m.group(1) + s.progress_block(s.read_plan()) + "\n" + m.group(2)
+        committed.append(message)
+
+    monkeypatch.setattr(s, "run_step", step)
+    monkeypatch.setattr(s, "import_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "export_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "write_report", lambda nice: None)
+    monkeypatch.setattr(s, "commit", commit)
+    s.pilot(argparse.Namespace(stop_at=None, no_nice=True, commit=True))
+    assert len(committed) == len(s.SPEC.required) == len(finished)
+    assert "old" not in (tmp_path / "README.md").read_text()

@@ -152,7 +152,8 @@ def test_the_feedback_readme_blocks_are_what_status_writes() -> None:
     for block, body in ((s.BLOCK, s.render_plan(plan)), (s.PROGRESS, s.progress_block(plan))):
         m = block.search(readme)
         assert m and m.group(0) == m.group(1) + body + "\n" + m.group(2)
-    assert "No runs yet" in readme and "Not run yet" in readme
+    # The plan block says there is no plan exactly when plan.json is absent.
+    assert ("No runs yet" in readme) == (not plan)
 
 
 def test_an_arm_whose_evaluator_config_is_missing_is_refused_in_one_line(

@@ -490,16 +490,35 @@ def _any_task_working(pid: str) -> bool:
     return False
 
 
+def _is_pid_ns_init(pid: int | str) -> bool:
+    """Whether ``pid`` is PID 1 of its own PID namespace: its innermost pid (the last of
+    ``NSpid`` in ``/proc/<pid>/status``, which lists one per nested namespace) is 1."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"NSpid:"):
+                    fields = line.split()
+                    return len(fields) > 2 and fields[-1] == b"1"
+    except OSError:
+        pass
+    return False
+
+
 def box_working(root: int | str, root_is_init: bool = True) -> bool:
     """Whether a process of a box other than its init and the candidate (an orphan, a
     child or deeper descendant of the candidate) still has work under way.
 
     ``root`` is the box's init (every process of the box descends from it); with
-    ``root_is_init`` False it is the candidate itself (no box: only its own descendants
-    can be seen). The candidate is the init's oldest child: orphans are reparented to
+    ``root_is_init`` False, or when ``root`` is not PID 1 of a namespace after all, it is
+    the candidate itself (no box: only its own descendants can be seen). The candidate is the init's oldest child: orphans are reparented to
     the init later than it was forked. The candidate's own threads are not looked at:
     the one that has just answered may not have gone back to waiting yet."""
     kids = [c.decode() for c in _children(root)]
+    # A zygote's fork is handed over as a box's init even where no PID namespace could
+    # be had (the weaker levels fork the candidate plainly): then ``root`` is the
+    # candidate, and its oldest child is one of its own, to be looked at, not skipped.
+    if root_is_init and kids and not _is_pid_ns_init(root):
+        root_is_init = False
     if root_is_init and kids:
         born = []
         for kid in kids:

@@ -4,11 +4,18 @@ worker whose integrity check fails is retired before anything else runs there.""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
+from reflexion_bench.sandbox._box import _children, box_working
 from reflexion_bench.sandbox.base import Sandbox
 from tests.sandbox.test_adversarial import run
 
@@ -168,3 +175,42 @@ async def test_a_worker_a_program_changed_is_retired(
         assert len(sb.retirements) == 1  # type: ignore[attr-defined]
     finally:
         await sb.aclose()
+
+
+@contextlib.contextmanager
+def _candidate_with_child(child_body: str) -> Iterator[int]:
+    """A plain process (no PID namespace) that forks one child running ``child_body``
+    and then sleeps: what a zygote's fork is where no box could be had. Yields its pid
+    once the child exists; kills both at the end."""
+    code = f"import os, time\nif os.fork() == 0:\n    {child_body}\ntime.sleep(60)\n"
+    cand = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 10
+        while not _children(cand.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _children(cand.pid), "the candidate's child never started"
+        yield cand.pid
+    finally:
+        for kid in _children(cand.pid):
+            with contextlib.suppress(OSError):
+                os.kill(int(kid), signal.SIGKILL)
+        cand.kill()
+        cand.wait()
+
+
+def test_settle_sees_a_working_child_of_an_unboxed_candidate() -> None:
+    """Where no PID namespace could be had, the process handed over as the box's init is
+    the candidate itself: a child of it that is still computing is work under way (the
+    judge's settle waits for it and charges it), not "the candidate" to be skipped."""
+    with _candidate_with_child("while True: pass") as pid:
+        # Spinning: R whenever sampled, at most a scheduler tick away on a busy machine.
+        assert any(box_working(pid, root_is_init=True) for _ in range(50))
+        assert any(box_working(pid, root_is_init=False) for _ in range(50))
+
+
+def test_settle_does_not_wait_for_a_sleeping_child() -> None:
+    """The other side of the same check: a candidate whose child only sleeps has no work
+    under way, boxed or not (else every judgment would wait for its backstop)."""
+    with _candidate_with_child("time.sleep(60)") as pid:
+        time.sleep(0.2)
+        assert not box_working(pid, root_is_init=True)
