@@ -3,7 +3,9 @@
 - Each ``results/<study>/report/`` (found by globbing, so a study added later is covered
   too) is rebuilt by the plain documented command, the real CLI in a subprocess, run from
   another folder on a copy of the study without its report:
-  ``reflexion-bench report <copy>/results/<study> --out <copy>/results/<study>/report``.
+  ``reflexion-bench report <copy>/results/<study> --out <copy>/results/<study>/report``,
+  with the run folders of other studies that the study's README command also names
+  (arms read from there, never copied into the study) copied beside it and passed too.
   The rebuilt folder must hold the same file names as the committed one, each with the
   same bytes (PDF and PNG included), and no file may name the folder it was built in.
   The command also refreshes each run folder's ``summary.json`` and ``curve.png``: every
@@ -72,6 +74,51 @@ def _copy_study(study: str, dest: Path) -> dict[str, Path]:
     return {n: source / n for n in sorted(names)}
 
 
+def _documented_runs(study: str) -> list[str]:
+    """The run folders outside the study that its README's report command also reads
+    (e.g. arms read from another study, never copied), as paths from the project root;
+    none when the command names only the study."""
+    readme = RESULTS / study / "README.md"
+    if not readme.is_file():
+        return []
+    text = readme.read_text(encoding="utf-8").replace("\\\n", " ")
+    for line in text.splitlines():
+        words = line.split()
+        if words[:3] == ["reflexion-bench", "report", f"results/{study}"]:
+            extra = []
+            for word in words[3:]:
+                if word.startswith("-"):
+                    break
+                extra.append(word)
+            return extra
+    return []
+
+
+def _copy_runs(paths: list[str], project: Path) -> None:
+    """Copy the tracked files of each run folder in ``paths`` to the same place under
+    ``project``, so the rebuild reads them as the documented command does."""
+    for rel in paths:
+        names = _tracked_under(rel)
+        for name in names:
+            (project / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, project / name)
+
+
+def _tracked_under(rel: str) -> list[str]:
+    """Files git tracks under ``rel`` (project-relative), or every file there outside a
+    git checkout."""
+    try:
+        proc = subprocess.run(
+            ["git", "ls-files", "-z", "--", rel], cwd=ROOT, capture_output=True, check=True
+        )
+        names = [n for n in proc.stdout.decode().split("\0") if n]
+    except (OSError, subprocess.CalledProcessError):
+        names = []
+    if not names:
+        names = [str((ROOT / rel / n).relative_to(ROOT)) for n in _files(ROOT / rel)]
+    return [n for n in names if (ROOT / n).is_file()]
+
+
 def _files(folder: Path) -> dict[str, Path]:
     return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -105,8 +152,11 @@ def test_committed_report_rebuilds_byte_for_byte(study: str, tmp_path: Path) -> 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     out = copy / "report"
+    # Arms the study reads from another one (its README's command names them).
+    runs = _documented_runs(study)
+    _copy_runs(runs, project)
     proc = subprocess.run(
-        [*_cli(), "report", str(copy), "--out", str(out)],
+        [*_cli(), "report", str(copy), *(str(project / r) for r in runs), "--out", str(out)],
         cwd=elsewhere,
         capture_output=True,
         text=True,
@@ -125,7 +175,9 @@ def test_committed_report_rebuilds_byte_for_byte(study: str, tmp_path: Path) -> 
         }
     )
     rebuilt = _files(out)
-    rebuild = f"reflexion-bench report results/{study} --out results/{study}/report"
+    rebuild = " ".join(
+        ["reflexion-bench report", f"results/{study}", *runs, f"--out results/{study}/report"]
+    )
     assert sorted(committed) == sorted(rebuilt), (
         f"results/{study}/report holds other files than the command writes "
         f"(only committed: {sorted(set(committed) - set(rebuilt))}; only rebuilt: "
