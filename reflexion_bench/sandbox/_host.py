@@ -16,6 +16,7 @@ import logging
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -211,22 +212,53 @@ class Cgroup:
 
     def remove(self) -> None:
         if self.cpu_dir is not None:
-            # Boxes a killed worker left (their processes die with it), then the dir.
+            # Boxes a killed worker left (their processes die with it, which takes a
+            # moment: a box whose rmdir is refused while they exit is tried again),
+            # then the dir. A box left here would keep its parent too, for good.
             with contextlib.suppress(OSError):
                 for box in self.cpu_dir.iterdir():
                     if box.is_dir():
                         _kill_cgroup(box)
-                        with contextlib.suppress(OSError):
-                            box.rmdir()
+                        _rmdir_when_empty(box)
             if self.cpu_dir not in self.dirs:
-                with contextlib.suppress(OSError):
-                    self.cpu_dir.rmdir()
+                _rmdir_when_empty(self.cpu_dir)
         self.cpu_dir = None
         for d in self.dirs:
             _kill_cgroup(d)
             with contextlib.suppress(OSError):
                 d.rmdir()
         self.dirs = []
+
+
+def _rmdir_when_empty(d: Path, wait_s: float = 1.0) -> bool:
+    """rmdir cgroup ``d`` once its (killed) processes are gone; True when it is gone."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            d.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+
+
+def _remove_cgroup_tree(d: Path) -> bool:
+    """rmdir cgroup ``d`` and the cgroups under it (a worker's boxes), deepest first;
+    one that still holds a process stays (and with it its parents). True when gone."""
+    with contextlib.suppress(OSError):
+        for child in d.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                _remove_cgroup_tree(child)
+    try:
+        d.rmdir()
+        return True
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _kill_cgroup(d: Path) -> None:
@@ -255,4 +287,8 @@ def sweep_stale_cgroups() -> None:
                 continue  # its harness is alive
             with contextlib.suppress(OSError):
                 if not (child / "cgroup.procs").read_text().strip():
-                    child.rmdir()
+                    # Its boxes first: a worker that died (killed with its run) leaves
+                    # the cgroup its zygote had made for the next box, and an rmdir of
+                    # the worker's cgroup alone fails while any box is under it. They
+                    # piled up (thousands here), and every sandbox start walked them.
+                    _remove_cgroup_tree(child)
