@@ -506,8 +506,11 @@ def _cached_code(script: str):  # type: ignore[no-untyped-def]
 #: The cacheable scripts' sources by sha256 (the same entries as _CODE_CACHE): the host
 #: sends such a file once per worker, then only its hash (``file_refs``).
 _SOURCES: dict = {}
-#: The code object the forked job runs, when its script is a cached one.
-_JOB_CODE: dict = {"code": None}
+#: The code object the forked job runs, when its script is a cached one, and that
+#: script's module as its body left it (run once, here, see ``warm_code``).
+_JOB_CODE: dict = {"code": None, "module": None}
+#: The cacheable scripts' modules by sha256, their bodies run once in this process.
+_MODULES: dict = {}
 
 
 def _sha(text: str) -> str:
@@ -530,8 +533,15 @@ def resolve_refs(job: dict) -> str | None:
 def warm_code(files: dict, script: str) -> None:
     """In the supervisor, before forking a job: compile the cacheable scripts it brings
     once, so that every later fork inherits the code object instead of compiling (and
-    the job's own script, ``script``, runs from it without being read back)."""
-    _JOB_CODE["code"] = None
+    the job's own script, ``script``, runs from it without being read back).
+
+    A cacheable script's module body (definitions and imports only: its work is in
+    ``main()``, behind ``if __name__ == "__main__"``) is also run once, here, so that a
+    job forks with the module built and calls its ``main()``: ~1.6 ms and a few hundred
+    fresh pages less per judgment. Only trusted harness code is cacheable (CACHE_MARK);
+    the module holds nothing of any job, and what a job changes in it is its forked
+    copy, never the next job's."""
+    _JOB_CODE["code"] = _JOB_CODE["module"] = None
     for name, content in files.items():
         if not name.endswith(".py") or not content.startswith(CACHE_MARK.decode()):
             continue
@@ -541,13 +551,40 @@ def warm_code(files: dict, script: str) -> None:
             if len(_CODE_CACHE) >= 8:
                 _CODE_CACHE.clear()
                 _SOURCES.clear()
+                _MODULES.clear()
+            path = os.path.join(WORKDIR, name)
             try:
-                _CODE_CACHE[key] = compile(content, os.path.join(WORKDIR, name), "exec")
+                _CODE_CACHE[key] = compile(content, path, "exec")
             except (SyntaxError, ValueError):
                 continue
             _SOURCES[key] = content
+            _MODULES[key] = _run_body(_CODE_CACHE[key], path)
+            _trim_heap()  # what compiling freed goes back: a smaller parent forks faster
         if name == script:
             _JOB_CODE["code"] = _CODE_CACHE[key]
+            _JOB_CODE["module"] = _MODULES.get(key)
+
+
+def _run_body(code, path: str):  # type: ignore[no-untyped-def]
+    """The module ``code`` makes when imported (not run as ``__main__``), or None when
+    its body fails or it has no ``main()`` (the job then runs it whole, as before)."""
+    module = type(sys)("__rb_warm__")
+    module.__file__ = path
+    module.__builtins__ = builtins  # type: ignore[attr-defined]
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
+        return None
+    return module if callable(module.__dict__.get("main")) else None
+
+
+def _trim_heap() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to trim
 
 
 def _run_python_inproc(argv: list) -> int:
@@ -576,7 +613,15 @@ def _run_python_inproc(argv: list) -> int:
     interrupted = False
     try:
         compiled = _JOB_CODE["code"] or _cached_code(script)
-        if compiled is None:
+        warm = _JOB_CODE["module"]
+        if warm is not None:
+            # Its body ran in the supervisor (warm_code): what remains of running the
+            # script is its `if __name__ == "__main__": main()`.
+            warm.__name__ = "__main__"
+            warm.__file__ = script
+            sys.modules["__main__"] = warm
+            warm.main()
+        elif compiled is None:
             runpy.run_path(script, run_name="__main__")
         else:
             main_module = type(sys)("__main__")
@@ -745,7 +790,10 @@ def run_job(job: dict) -> dict:
         return {"reason": "error", "detail": f"cannot write files: {exc}"}
     if job.get("inproc"):
         argv = list(job.get("argv") or [])
-        warm_code(job.get("files", {}), argv[1] if len(argv) > 1 else "")
+        # A trusted job's (the judge's) cacheable script only: a program's file that
+        # starts with the mark is compiled in its own job, never kept here (it would be
+        # forked into every later job) and never run here.
+        warm_code(job.get("files", {}) if trusted else {}, argv[1] if len(argv) > 1 else "")
     if trusted:
         ensure_zygote()
     stdin_data = job.get("stdin", "").encode()

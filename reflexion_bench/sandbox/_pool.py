@@ -90,6 +90,8 @@ class Worker:
         """``job`` with its cacheable ``.py`` files sent by hash where this worker has
         them (the judge's 90 KB source costs JSON and pipe time on every program)."""
         files = job.get("files") or {}
+        if not job.get("trusted"):
+            return job  # the supervisor caches a trusted job's scripts only
         refs: dict[str, str] = {}
         full: dict[str, str] = {}
         for name, content in files.items():
