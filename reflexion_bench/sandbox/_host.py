@@ -16,8 +16,9 @@ import logging
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
+
+from reflexion_bench.sandbox._box import remove_cgroup
 
 log = logging.getLogger(__name__)
 
@@ -219,30 +220,15 @@ class Cgroup:
                 for box in self.cpu_dir.iterdir():
                     if box.is_dir():
                         _kill_cgroup(box)
-                        _rmdir_when_empty(box)
+                        remove_cgroup(str(box))
             if self.cpu_dir not in self.dirs:
-                _rmdir_when_empty(self.cpu_dir)
+                remove_cgroup(str(self.cpu_dir))
         self.cpu_dir = None
         for d in self.dirs:
             _kill_cgroup(d)
             with contextlib.suppress(OSError):
                 d.rmdir()
         self.dirs = []
-
-
-def _rmdir_when_empty(d: Path, wait_s: float = 1.0) -> bool:
-    """rmdir cgroup ``d`` once its (killed) processes are gone; True when it is gone."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            d.rmdir()
-            return True
-        except FileNotFoundError:
-            return True
-        except OSError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.005)
 
 
 def _remove_cgroup_tree(d: Path) -> bool:
