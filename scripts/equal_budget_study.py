@@ -786,6 +786,8 @@ def commit(message: str) -> None:
 def pilot(args: argparse.Namespace) -> None:
     import_shared_calls()
     for arm in SPEC.required:
+        if finished_tasks(run_dir(arm.benchmark, arm.name)) >= SPEC.pilot:
+            continue  # done in an earlier session: no step, no report rebuilt, no commit
         run_step(arm.benchmark, arm.name, SPEC.pilot, _deadline(args.stop_at), not args.no_nice)
         if args.commit:
             export_shared_calls()

@@ -496,3 +496,31 @@ def test_each_pilot_commit_carries_the_progress_block_status_writes(
     s.pilot(argparse.Namespace(stop_at=None, no_nice=True, commit=True))
     assert len(committed) == len(s.SPEC.required) == len(finished)
     assert "old" not in (tmp_path / "README.md").read_text()
+
+
+def test_a_resumed_pilot_skips_the_arms_it_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resuming the pilot steps only the arms short of its size: an arm finished in an
+    earlier session gets no step, no report rebuild and no commit."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    (tmp_path / "README.md").write_text("a\n<!-- progress -->\nold\n<!-- /progress -->\nb\n")
+    first, *rest = s.SPEC.required
+    _finished(tmp_path / first.benchmark / first.name, s.SPEC.pilot)
+    stepped: list[str] = []
+    reports: list[bool] = []
+    committed: list[str] = []
+
+    def step(bench: str, arm: str, limit: int, deadline: Any, nice: bool) -> None:
+        stepped.append(f"{bench}/{arm}")
+        _finished(tmp_path / bench / arm, limit)
+
+    monkeypatch.setattr(s, "run_step", step)
+    monkeypatch.setattr(s, "import_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "export_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "write_report", reports.append)
+    monkeypatch.setattr(s, "commit", committed.append)
+    s.pilot(argparse.Namespace(stop_at=None, no_nice=True, commit=True))
+    assert stepped == [f"{a.benchmark}/{a.name}" for a in rest]
+    assert len(reports) == len(committed) == len(rest)
