@@ -880,6 +880,10 @@ def make_plan(args: argparse.Namespace | None) -> dict[str, Any]:
     (STUDY / "plan.json").write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     refresh_readme(plan)
     print(render_plan(plan))
+    if args is not None and getattr(args, "commit", False):
+        # The README's progress block reads the plan (its targets): refreshed with it.
+        refresh_progress(plan)
+        commit(f"study: plan ({plan.get('hours_planned', plan.get('hours_full'))} h planned)")
     return plan
 
 

@@ -524,3 +524,31 @@ def test_a_resumed_pilot_skips_the_arms_it_finished(
     s.pilot(argparse.Namespace(stop_at=None, no_nice=True, commit=True))
     assert stepped == [f"{a.benchmark}/{a.name}" for a in rest]
     assert len(reports) == len(committed) == len(rest)
+
+
+def test_plan_with_commit_commits_the_plan_and_its_readme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plan --commit` commits plan.json with the README's plan and progress blocks (it
+    wrote them and left them for the next step's commit)."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    (tmp_path / "README.md").write_text(
+        "<!-- plan -->\nold\n<!-- /plan -->\n<!-- progress -->\nold\n<!-- /progress -->\n"
+    )
+    _pilot(tmp_path, {"humaneval": 15.0, "mbpp": 15.0})
+    seen: list[tuple[str, str]] = []
+
+    def commit(message: str) -> None:
+        seen.append((message, (tmp_path / "README.md").read_text()))
+        assert (tmp_path / "plan.json").is_file()
+
+    monkeypatch.setattr(s, "commit", commit)
+    plan = s.make_plan(argparse.Namespace(commit=True))
+    assert len(seen) == 1 and seen[0][0].startswith("study: plan")
+    m = s.PROGRESS.search(seen[0][1])
+    assert m and m.group(0) == m.group(1) + s.progress_block(plan) + "\n" + m.group(2)
+    assert "old" not in seen[0][1]
+    seen.clear()
+    s.make_plan(argparse.Namespace(commit=False))
+    assert seen == []
