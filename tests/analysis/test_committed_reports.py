@@ -107,16 +107,10 @@ def _copy_runs(paths: list[str], project: Path) -> None:
 def _tracked_under(rel: str) -> list[str]:
     """Files git tracks under ``rel`` (project-relative), or every file there outside a
     git checkout."""
-    try:
-        proc = subprocess.run(
-            ["git", "ls-files", "-z", "--", rel], cwd=ROOT, capture_output=True, check=True
-        )
-        names = [n for n in proc.stdout.decode().split("\0") if n]
-    except (OSError, subprocess.CalledProcessError):
-        names = []
-    if not names:
-        names = [str((ROOT / rel / n).relative_to(ROOT)) for n in _files(ROOT / rel)]
-    return [n for n in names if (ROOT / n).is_file()]
+    inside = _tracked(rel.removeprefix("results/"))
+    if inside is None:
+        inside = list(_files(ROOT / rel))
+    return [f"{rel}/{n}" for n in inside if (ROOT / rel / n).is_file()]
 
 
 def _files(folder: Path) -> dict[str, Path]:
