@@ -648,7 +648,12 @@ def steps(total: int) -> list[int]:
 
 class Stopped(Exception):
     """The --stop-at time came, or a signal stopped a step: the study stops cleanly and
-    resumes next time (the message says which)."""
+    resumes next time (the message says which). ``ran``: a run was stopped part-way, so
+    its folder holds new, uncommitted work."""
+
+    def __init__(self, why: str, ran: bool = False) -> None:
+        super().__init__(why)
+        self.ran = ran
 
 
 def _deadline(text: str | None) -> float | None:
@@ -725,8 +730,10 @@ def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: boo
     with (STUDY / "compute.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record) + "\n")
     print(f"   {after} tasks finished, {wall / 60:.1f} min, rc {proc.returncode}", flush=True)
-    if interrupted is not None or proc.returncode == 130:
-        raise Stopped("by a signal")  # 130: from outside (Ctrl-C); it resumes
+    if interrupted is not None:
+        raise Stopped("at --stop-at", ran=True)  # the driver stopped it: it resumes
+    if proc.returncode == 130:
+        raise Stopped("by a signal", ran=True)  # 130: from outside (Ctrl-C); it resumes
     if proc.returncode != 0:
         raise SystemExit(f"{bench}/{arm} failed (rc {proc.returncode}); see its run folder")
     # The plus verdicts grow with the log (only the new programs are judged), so the
@@ -783,19 +790,43 @@ def commit(message: str) -> None:
     print(f"warning: could not commit the study: {done.stderr.strip()}", file=sys.stderr)
 
 
+def _commit_step(args: argparse.Namespace, message: str) -> None:
+    export_shared_calls()
+    write_report(not args.no_nice)
+    # The README's progress block too: a commit whose README disagrees with `status`
+    # fails the study's own README test.
+    refresh_progress(read_plan())
+    commit(f"study: {message}")
+
+
+def _step(
+    args: argparse.Namespace, arm: Arm, limit: int, deadline: float | None, message: str | None
+) -> None:
+    """One step of one arm and, with --commit, its commit (``message``, or the arm's
+    finished tasks). A step stopped part-way is committed before the stop goes on: its
+    log resumes next session, which must find it committed, not lying in the work tree."""
+    folder = run_dir(arm.benchmark, arm.name)
+    try:
+        run_step(arm.benchmark, arm.name, limit, deadline, not args.no_nice)
+    except Stopped as why:
+        if args.commit and why.ran:
+            _commit_step(
+                args,
+                f"{arm.id} stopped {why} at {finished_tasks(folder)} of {limit} tasks (resumable)",
+            )
+        raise
+    if args.commit:
+        _commit_step(args, message or f"{arm.id} at {finished_tasks(folder)} tasks")
+
+
 def pilot(args: argparse.Namespace) -> None:
     import_shared_calls()
     for arm in SPEC.required:
         if finished_tasks(run_dir(arm.benchmark, arm.name)) >= SPEC.pilot:
             continue  # done in an earlier session: no step, no report rebuilt, no commit
-        run_step(arm.benchmark, arm.name, SPEC.pilot, _deadline(args.stop_at), not args.no_nice)
-        if args.commit:
-            export_shared_calls()
-            write_report(not args.no_nice)
-            # The README's progress block too, as `run` does: a commit whose README
-            # disagrees with `status` fails the study's own README test.
-            refresh_progress(read_plan())
-            commit(f"study: pilot {arm.id} ({SPEC.pilot} tasks)")
+        _step(
+            args, arm, SPEC.pilot, _deadline(args.stop_at), f"pilot {arm.id} ({SPEC.pilot} tasks)"
+        )
 
 
 def compute_rows() -> list[dict[str, Any]]:
@@ -1034,12 +1065,7 @@ def run(args: argparse.Namespace) -> None:
                         folder = run_dir(bench, arm.name)
                         if finished_tasks(folder) >= limit:
                             continue
-                        run_step(bench, arm.name, limit, deadline, not args.no_nice)
-                        if args.commit:
-                            export_shared_calls()
-                            write_report(not args.no_nice)
-                            refresh_progress(plan)
-                            commit(f"study: {arm.id} at {finished_tasks(folder)} tasks")
+                        _step(args, arm, limit, deadline, None)
         if SPEC.power_check is None:
             return
         # Every arm has its planned tasks: the power check, which may grow a benchmark.

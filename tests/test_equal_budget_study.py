@@ -552,3 +552,40 @@ def test_plan_with_commit_commits_the_plan_and_its_readme(
     seen.clear()
     s.make_plan(argparse.Namespace(commit=False))
     assert seen == []
+
+
+@pytest.mark.parametrize("ran", [True, False])
+def test_a_step_stopped_part_way_is_committed_before_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ran: bool
+) -> None:
+    """`run --commit` stopped mid-step (a signal, or --stop-at reached during the run)
+    commits the tasks the stopped run finished, then stops; a stop before any run
+    started has nothing new and commits nothing. Either way the stop reaches `main`."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    plan = cut_plan()
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    (tmp_path / "README.md").write_text("a\n<!-- progress -->\nold\n<!-- /progress -->\nb\n")
+    first = s.SPEC.required[0]
+
+    def step(bench: str, arm: str, limit: int, deadline: Any, nice: bool) -> None:
+        if ran:
+            _finished(tmp_path / bench / arm, 7)  # part of the step, then the signal
+            raise s.Stopped("by a signal", ran=True)
+        raise s.Stopped("at --stop-at")
+
+    committed: list[str] = []
+    monkeypatch.setattr(s, "run_step", step)
+    monkeypatch.setattr(s, "import_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "export_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "write_report", lambda nice: None)
+    monkeypatch.setattr(s, "commit", committed.append)
+    with pytest.raises(s.Stopped):
+        s.run(argparse.Namespace(stop_at=None, no_nice=True, commit=True))
+    if ran:
+        assert committed == [
+            f"study: {first.id} stopped by a signal at 7 of {s.SPEC.pilot} tasks (resumable)"
+        ]
+        assert "old" not in (tmp_path / "README.md").read_text()  # progress refreshed
+    else:
+        assert committed == []
