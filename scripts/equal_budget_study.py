@@ -1004,11 +1004,11 @@ def render_unplanned() -> str:
             "",
         ]
         for priority, group in groups:
-            over = sorted({" ".join(a.overrides) for a in group if a.overrides})
+            settings = sorted({" ".join(a.overrides) for a in group if a.overrides})
             lines.append(
                 f"{priority}. "
                 + ", ".join(a.id for a in group)
-                + (f" (`{'`, `'.join(over)}`)" if over else "")
+                + (f" (`{'`, `'.join(settings)}`)" if settings else "")
                 + ", timed as "
                 + ", ".join(f"{a.benchmark}/{a.cost_as}" for a in group)
             )
