@@ -686,11 +686,36 @@ def step_command(bench: str, name: str, limit: int) -> list[str]:
     ]
 
 
+#: The signal (SIGINT, SIGTERM) that asked the driver to stop, once one has.
+_STOP: dict[str, int | None] = {"signal": None}
+
+
+def _ask_to_stop(signum: int, frame: object) -> None:
+    """The first SIGINT or SIGTERM stops the driver the clean way: the running step is
+    asked to stop (SIGINT), its finished tasks are committed, then the driver exits. A
+    second one quits at once."""
+    if _STOP["signal"] is not None:
+        raise KeyboardInterrupt
+    _STOP["signal"] = signum
+    print(
+        f"{signal.Signals(signum).name}: stopping after the running step is committed "
+        "(again to quit at once)",
+        flush=True,
+    )
+
+
+def catch_stop_signals() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _ask_to_stop)
+
+
 def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: bool) -> None:
     folder = run_dir(bench, arm)
     before = finished_tasks(folder)
     if before >= limit:
         return
+    if _STOP["signal"] is not None:
+        raise Stopped("by a signal")
     if deadline is not None and time.time() >= deadline:
         raise Stopped("at --stop-at")
     cmd = step_command(bench, arm, limit)
@@ -703,7 +728,8 @@ def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: boo
     proc = subprocess.Popen(cmd, cwd=ROOT)
     interrupted: float | None = None
     while proc.poll() is None:
-        if deadline is not None and time.time() >= deadline and interrupted is None:
+        due = deadline is not None and time.time() >= deadline
+        if (due or _STOP["signal"] is not None) and interrupted is None:
             # The runner stops on SIGINT (to it alone: its sandbox workers must not see
             # it mid-judgment) after logging what finished; a resume redoes only the
             # unfinished tasks.
@@ -731,7 +757,8 @@ def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: boo
         fh.write(json.dumps(record) + "\n")
     print(f"   {after} tasks finished, {wall / 60:.1f} min, rc {proc.returncode}", flush=True)
     if interrupted is not None:
-        raise Stopped("at --stop-at", ran=True)  # the driver stopped it: it resumes
+        # The driver stopped it (its --stop-at, or a signal the driver was sent): it resumes.
+        raise Stopped("at --stop-at" if _STOP["signal"] is None else "by a signal", ran=True)
     if proc.returncode == 130:
         raise Stopped("by a signal", ran=True)  # 130: from outside (Ctrl-C); it resumes
     if proc.returncode != 0:
@@ -1337,6 +1364,7 @@ def main(argv: list[str] | None = None) -> int:
     STUDY.mkdir(parents=True, exist_ok=True)
     if args.stage != "status":
         _single_driver()
+        catch_stop_signals()
     try:
         stages = {"pilot": pilot, "plan": make_plan, "run": run, "status": status, "share": share}
         stages[args.stage](args)

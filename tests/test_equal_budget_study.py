@@ -589,3 +589,39 @@ def test_a_step_stopped_part_way_is_committed_before_the_stop(
         assert "old" not in (tmp_path / "README.md").read_text()  # progress refreshed
     else:
         assert committed == []
+
+
+def test_a_signal_to_the_driver_stops_the_running_step_the_clean_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM (or Ctrl-C) to the driver does not kill it mid-step: the running step
+    gets SIGINT, the driver waits for it, records the step and raises
+    Stopped("by a signal", ran=True), so `run --commit` commits what finished."""
+    import signal
+    import threading
+
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    monkeypatch.setattr(s, "finished_tasks", lambda folder: 0)
+    marker = tmp_path / "got_sigint"
+    child = (
+        "import signal, sys, time\n"
+        "def stop(*a):\n"
+        f"    open({str(marker)!r}, 'w').close()\n"
+        "    sys.exit(130)\n"
+        "signal.signal(signal.SIGINT, stop)\n"
+        "time.sleep(60)\n"
+    )
+    monkeypatch.setattr(s, "step_command", lambda b, a, n: [sys.executable, "-c", child])
+    monkeypatch.setitem(s._STOP, "signal", None)
+    threading.Timer(1.0, s._ask_to_stop, (signal.SIGTERM, None)).start()
+    with pytest.raises(s.Stopped, match=r"^by a signal$") as stop:
+        s.run_step("mbpp", "retry", 20, deadline=None, nice=False)
+    assert stop.value.ran
+    assert marker.exists()  # the step itself was asked to stop, and it did
+    (record,) = [json.loads(x) for x in (tmp_path / "compute.jsonl").read_text().splitlines()]
+    assert record["interrupted"] and record["returncode"] == 130
+    # Once asked, the driver starts no further step.
+    with pytest.raises(s.Stopped, match=r"^by a signal$") as again:
+        s.run_step("mbpp", "reflexion", 20, deadline=None, nice=False)
+    assert not again.value.ran
