@@ -648,7 +648,12 @@ def steps(total: int) -> list[int]:
 
 class Stopped(Exception):
     """The --stop-at time came, or a signal stopped a step: the study stops cleanly and
-    resumes next time (the message says which)."""
+    resumes next time (the message says which). ``ran``: a run was stopped part-way, so
+    its folder holds new, uncommitted work."""
+
+    def __init__(self, why: str, ran: bool = False) -> None:
+        super().__init__(why)
+        self.ran = ran
 
 
 def _deadline(text: str | None) -> float | None:
@@ -681,11 +686,36 @@ def step_command(bench: str, name: str, limit: int) -> list[str]:
     ]
 
 
+#: The signal (SIGINT, SIGTERM) that asked the driver to stop, once one has.
+_STOP: dict[str, int | None] = {"signal": None}
+
+
+def _ask_to_stop(signum: int, frame: object) -> None:
+    """The first SIGINT or SIGTERM stops the driver the clean way: the running step is
+    asked to stop (SIGINT), its finished tasks are committed, then the driver exits. A
+    second one quits at once."""
+    if _STOP["signal"] is not None:
+        raise KeyboardInterrupt
+    _STOP["signal"] = signum
+    print(
+        f"{signal.Signals(signum).name}: stopping after the running step is committed "
+        "(again to quit at once)",
+        flush=True,
+    )
+
+
+def catch_stop_signals() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _ask_to_stop)
+
+
 def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: bool) -> None:
     folder = run_dir(bench, arm)
     before = finished_tasks(folder)
     if before >= limit:
         return
+    if _STOP["signal"] is not None:
+        raise Stopped("by a signal")
     if deadline is not None and time.time() >= deadline:
         raise Stopped("at --stop-at")
     cmd = step_command(bench, arm, limit)
@@ -698,7 +728,8 @@ def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: boo
     proc = subprocess.Popen(cmd, cwd=ROOT)
     interrupted: float | None = None
     while proc.poll() is None:
-        if deadline is not None and time.time() >= deadline and interrupted is None:
+        due = deadline is not None and time.time() >= deadline
+        if (due or _STOP["signal"] is not None) and interrupted is None:
             # The runner stops on SIGINT (to it alone: its sandbox workers must not see
             # it mid-judgment) after logging what finished; a resume redoes only the
             # unfinished tasks.
@@ -725,8 +756,11 @@ def run_step(bench: str, arm: str, limit: int, deadline: float | None, nice: boo
     with (STUDY / "compute.jsonl").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record) + "\n")
     print(f"   {after} tasks finished, {wall / 60:.1f} min, rc {proc.returncode}", flush=True)
-    if interrupted is not None or proc.returncode == 130:
-        raise Stopped("by a signal")  # 130: from outside (Ctrl-C); it resumes
+    if interrupted is not None:
+        # The driver stopped it (its --stop-at, or a signal the driver was sent): it resumes.
+        raise Stopped("at --stop-at" if _STOP["signal"] is None else "by a signal", ran=True)
+    if proc.returncode == 130:
+        raise Stopped("by a signal", ran=True)  # 130: from outside (Ctrl-C); it resumes
     if proc.returncode != 0:
         raise SystemExit(f"{bench}/{arm} failed (rc {proc.returncode}); see its run folder")
     # The plus verdicts grow with the log (only the new programs are judged), so the
@@ -783,17 +817,43 @@ def commit(message: str) -> None:
     print(f"warning: could not commit the study: {done.stderr.strip()}", file=sys.stderr)
 
 
+def _commit_step(args: argparse.Namespace, message: str) -> None:
+    export_shared_calls()
+    write_report(not args.no_nice)
+    # The README's progress block too: a commit whose README disagrees with `status`
+    # fails the study's own README test.
+    refresh_progress(read_plan())
+    commit(f"study: {message}")
+
+
+def _step(
+    args: argparse.Namespace, arm: Arm, limit: int, deadline: float | None, message: str | None
+) -> None:
+    """One step of one arm and, with --commit, its commit (``message``, or the arm's
+    finished tasks). A step stopped part-way is committed before the stop goes on: its
+    log resumes next session, which must find it committed, not lying in the work tree."""
+    folder = run_dir(arm.benchmark, arm.name)
+    try:
+        run_step(arm.benchmark, arm.name, limit, deadline, not args.no_nice)
+    except Stopped as why:
+        if args.commit and why.ran:
+            _commit_step(
+                args,
+                f"{arm.id} stopped {why} at {finished_tasks(folder)} of {limit} tasks (resumable)",
+            )
+        raise
+    if args.commit:
+        _commit_step(args, message or f"{arm.id} at {finished_tasks(folder)} tasks")
+
+
 def pilot(args: argparse.Namespace) -> None:
     import_shared_calls()
     for arm in SPEC.required:
-        run_step(arm.benchmark, arm.name, SPEC.pilot, _deadline(args.stop_at), not args.no_nice)
-        if args.commit:
-            export_shared_calls()
-            write_report(not args.no_nice)
-            # The README's progress block too, as `run` does: a commit whose README
-            # disagrees with `status` fails the study's own README test.
-            refresh_progress(read_plan())
-            commit(f"study: pilot {arm.id} ({SPEC.pilot} tasks)")
+        if finished_tasks(run_dir(arm.benchmark, arm.name)) >= SPEC.pilot:
+            continue  # done in an earlier session: no step, no report rebuilt, no commit
+        _step(
+            args, arm, SPEC.pilot, _deadline(args.stop_at), f"pilot {arm.id} ({SPEC.pilot} tasks)"
+        )
 
 
 def compute_rows() -> list[dict[str, Any]]:
@@ -878,6 +938,10 @@ def make_plan(args: argparse.Namespace | None) -> dict[str, Any]:
     (STUDY / "plan.json").write_text(json.dumps(plan, indent=2) + "\n", encoding="utf-8")
     refresh_readme(plan)
     print(render_plan(plan))
+    if args is not None and getattr(args, "commit", False):
+        # The README's progress block reads the plan (its targets): refreshed with it.
+        refresh_progress(plan)
+        commit(f"study: plan ({plan.get('hours_planned', plan.get('hours_full'))} h planned)")
     return plan
 
 
@@ -967,11 +1031,11 @@ def render_unplanned() -> str:
             "",
         ]
         for priority, group in groups:
-            over = sorted({" ".join(a.overrides) for a in group if a.overrides})
+            settings = sorted({" ".join(a.overrides) for a in group if a.overrides})
             lines.append(
                 f"{priority}. "
                 + ", ".join(a.id for a in group)
-                + (f" (`{'`, `'.join(over)}`)" if over else "")
+                + (f" (`{'`, `'.join(settings)}`)" if settings else "")
                 + ", timed as "
                 + ", ".join(f"{a.benchmark}/{a.cost_as}" for a in group)
             )
@@ -1028,12 +1092,7 @@ def run(args: argparse.Namespace) -> None:
                         folder = run_dir(bench, arm.name)
                         if finished_tasks(folder) >= limit:
                             continue
-                        run_step(bench, arm.name, limit, deadline, not args.no_nice)
-                        if args.commit:
-                            export_shared_calls()
-                            write_report(not args.no_nice)
-                            refresh_progress(plan)
-                            commit(f"study: {arm.id} at {finished_tasks(folder)} tasks")
+                        _step(args, arm, limit, deadline, None)
         if SPEC.power_check is None:
             return
         # Every arm has its planned tasks: the power check, which may grow a benchmark.
@@ -1305,6 +1364,7 @@ def main(argv: list[str] | None = None) -> int:
     STUDY.mkdir(parents=True, exist_ok=True)
     if args.stage != "status":
         _single_driver()
+        catch_stop_signals()
     try:
         stages = {"pilot": pilot, "plan": make_plan, "run": run, "status": status, "share": share}
         stages[args.stage](args)

@@ -496,3 +496,132 @@ def test_each_pilot_commit_carries_the_progress_block_status_writes(
     s.pilot(argparse.Namespace(stop_at=None, no_nice=True, commit=True))
     assert len(committed) == len(s.SPEC.required) == len(finished)
     assert "old" not in (tmp_path / "README.md").read_text()
+
+
+def test_a_resumed_pilot_skips_the_arms_it_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Resuming the pilot steps only the arms short of its size: an arm finished in an
+    earlier session gets no step, no report rebuild and no commit."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    (tmp_path / "README.md").write_text("a\n<!-- progress -->\nold\n<!-- /progress -->\nb\n")
+    first, *rest = s.SPEC.required
+    _finished(tmp_path / first.benchmark / first.name, s.SPEC.pilot)
+    stepped: list[str] = []
+    reports: list[bool] = []
+    committed: list[str] = []
+
+    def step(bench: str, arm: str, limit: int, deadline: Any, nice: bool) -> None:
+        stepped.append(f"{bench}/{arm}")
+        _finished(tmp_path / bench / arm, limit)
+
+    monkeypatch.setattr(s, "run_step", step)
+    monkeypatch.setattr(s, "import_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "export_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "write_report", reports.append)
+    monkeypatch.setattr(s, "commit", committed.append)
+    s.pilot(argparse.Namespace(stop_at=None, no_nice=True, commit=True))
+    assert stepped == [f"{a.benchmark}/{a.name}" for a in rest]
+    assert len(reports) == len(committed) == len(rest)
+
+
+def test_plan_with_commit_commits_the_plan_and_its_readme(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plan --commit` commits plan.json with the README's plan and progress blocks (it
+    wrote them and left them for the next step's commit)."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    (tmp_path / "README.md").write_text(
+        "<!-- plan -->\nold\n<!-- /plan -->\n<!-- progress -->\nold\n<!-- /progress -->\n"
+    )
+    _pilot(tmp_path, {"humaneval": 15.0, "mbpp": 15.0})
+    seen: list[tuple[str, str]] = []
+
+    def commit(message: str) -> None:
+        seen.append((message, (tmp_path / "README.md").read_text()))
+        assert (tmp_path / "plan.json").is_file()
+
+    monkeypatch.setattr(s, "commit", commit)
+    plan = s.make_plan(argparse.Namespace(commit=True))
+    assert len(seen) == 1 and seen[0][0].startswith("study: plan")
+    m = s.PROGRESS.search(seen[0][1])
+    assert m and m.group(0) == m.group(1) + s.progress_block(plan) + "\n" + m.group(2)
+    assert "old" not in seen[0][1]
+    seen.clear()
+    s.make_plan(argparse.Namespace(commit=False))
+    assert seen == []
+
+
+@pytest.mark.parametrize("ran", [True, False])
+def test_a_step_stopped_part_way_is_committed_before_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ran: bool
+) -> None:
+    """`run --commit` stopped mid-step (a signal, or --stop-at reached during the run)
+    commits the tasks the stopped run finished, then stops; a stop before any run
+    started has nothing new and commits nothing. Either way the stop reaches `main`."""
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    plan = cut_plan()
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    (tmp_path / "README.md").write_text("a\n<!-- progress -->\nold\n<!-- /progress -->\nb\n")
+    first = s.SPEC.required[0]
+
+    def step(bench: str, arm: str, limit: int, deadline: Any, nice: bool) -> None:
+        if ran:
+            _finished(tmp_path / bench / arm, 7)  # part of the step, then the signal
+            raise s.Stopped("by a signal", ran=True)
+        raise s.Stopped("at --stop-at")
+
+    committed: list[str] = []
+    monkeypatch.setattr(s, "run_step", step)
+    monkeypatch.setattr(s, "import_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "export_shared_calls", lambda: None)
+    monkeypatch.setattr(s, "write_report", lambda nice: None)
+    monkeypatch.setattr(s, "commit", committed.append)
+    with pytest.raises(s.Stopped):
+        s.run(argparse.Namespace(stop_at=None, no_nice=True, commit=True))
+    if ran:
+        assert committed == [
+            f"study: {first.id} stopped by a signal at 7 of {s.SPEC.pilot} tasks (resumable)"
+        ]
+        assert "old" not in (tmp_path / "README.md").read_text()  # progress refreshed
+    else:
+        assert committed == []
+
+
+def test_a_signal_to_the_driver_stops_the_running_step_the_clean_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM (or Ctrl-C) to the driver does not kill it mid-step: the running step
+    gets SIGINT, the driver waits for it, records the step and raises
+    Stopped("by a signal", ran=True), so `run --commit` commits what finished."""
+    import signal
+    import threading
+
+    s = load()
+    monkeypatch.setattr(s, "STUDY", tmp_path)
+    monkeypatch.setattr(s, "finished_tasks", lambda folder: 0)
+    marker = tmp_path / "got_sigint"
+    child = (
+        "import signal, sys, time\n"
+        "def stop(*a):\n"
+        f"    open({str(marker)!r}, 'w').close()\n"
+        "    sys.exit(130)\n"
+        "signal.signal(signal.SIGINT, stop)\n"
+        "time.sleep(60)\n"
+    )
+    monkeypatch.setattr(s, "step_command", lambda b, a, n: [sys.executable, "-c", child])
+    monkeypatch.setitem(s._STOP, "signal", None)
+    threading.Timer(1.0, s._ask_to_stop, (signal.SIGTERM, None)).start()
+    with pytest.raises(s.Stopped, match=r"^by a signal$") as stop:
+        s.run_step("mbpp", "retry", 20, deadline=None, nice=False)
+    assert stop.value.ran
+    assert marker.exists()  # the step itself was asked to stop, and it did
+    (record,) = [json.loads(x) for x in (tmp_path / "compute.jsonl").read_text().splitlines()]
+    assert record["interrupted"] and record["returncode"] == 130
+    # Once asked, the driver starts no further step.
+    with pytest.raises(s.Stopped, match=r"^by a signal$") as again:
+        s.run_step("mbpp", "reflexion", 20, deadline=None, nice=False)
+    assert not again.value.ran
