@@ -398,3 +398,32 @@ def test_summary_without_plus_verdicts_has_no_plus_block() -> None:
     from reflexion_bench.analysis.metrics import summarize
 
     assert "plus" not in summarize([_rec("a", 1, True, True, True, None)])
+
+
+def test_an_mbpp_assertion_parses_through_cpythons_spurious_recursion_depth_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """CPython 3.11's "AST constructor recursion depth mismatch" SystemError (gh-106905)
+    depends on when the collector runs, not on the source: it failed a CI run here on an
+    MBPP+ assertion. The suite's parse is tried once more; other SystemErrors propagate."""
+    import reflexion_bench.scorers.plus as plus_mod
+
+    real = ast.parse
+    calls: list[str] = []
+
+    def flaky(src: str, *a: Any, **kw: Any) -> ast.Module:
+        calls.append(src)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=177, after=198)")
+        return real(src, *a, **kw)
+
+    monkeypatch.setattr(plus_mod.ast, "parse", flaky)
+    assert plus_mod._literal_args("assert f((1, 2), [3])==4", "f") == [(1, 2), [3]]
+    assert len(calls) == 2
+
+    def broken(src: str, *a: Any, **kw: Any) -> ast.Module:
+        raise SystemError("something else")
+
+    monkeypatch.setattr(plus_mod.ast, "parse", broken)
+    with pytest.raises(SystemError, match="something else"):
+        plus_mod._literal_args("assert f(1)==1", "f")
