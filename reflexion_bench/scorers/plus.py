@@ -121,9 +121,9 @@ def expected_cache_key(suite: PlusSuite, limit_s: float, hash_seed: int = HASH_S
 
 def _parse(src: str) -> ast.Module:
     """``ast.parse``, once more after CPython 3.11's spurious "AST constructor recursion
-    depth mismatch" SystemError (python/cpython gh-106905, fixed in 3.12: a finalizer that
-    runs while the tree is built moves the depth count). It depends on when the
-    collector runs, not on the source, so the second parse succeeds; it failed a CI run."""
+    depth mismatch" SystemError (python/cpython gh-106905, fixed upstream by PR 106906:
+    an AST construction that fails leaves a depth count off). It is rare and not a
+    property of the source; it failed one CI run here, and the same parse passed on re-run."""
     try:
         return ast.parse(src)
     except SystemError as exc:
