@@ -1099,12 +1099,11 @@ def run(args: argparse.Namespace) -> None:
         grown = reestimate(plan)
         if args.commit:
             grow = SPEC.power_check.grow
-            write_report(not args.no_nice)
-            refresh_progress(plan)
-            commit(
-                f"study: power check at {SPEC.benchmarks[grow].title} "
+            _commit_step(
+                args,
+                f"power check at {SPEC.benchmarks[grow].title} "
                 f"{plan['reestimation'][-1][f'at_{grow}_tasks']}"
-                f" -> {SPEC.benchmarks[grow].title} {targets(plan)[grow]}"
+                f" -> {SPEC.benchmarks[grow].title} {targets(plan)[grow]}",
             )
         if not grown:
             return

@@ -36,6 +36,7 @@ import traceback
 
 # host only: begin (shipped, the source of _box.py stands here instead)
 from reflexion_bench.sandbox._box import (
+    _libc,
     all_limits,
     become_candidate,
     become_trusted,
@@ -580,9 +581,7 @@ def _run_body(code, path: str):  # type: ignore[no-untyped-def]
 
 def _trim_heap() -> None:
     try:
-        import ctypes
-
-        ctypes.CDLL(None).malloc_trim(0)
+        _libc().malloc_trim(0)  # the box's cached libc handle, not a second CDLL
     except (OSError, AttributeError):
         pass  # not glibc: nothing to trim
 
