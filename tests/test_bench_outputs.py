@@ -613,7 +613,69 @@ MODEL_POOL = [
     ),
 ]
 
+# --------------------------------------------------------------------- box_steps.json
+_STEP = "adds_ms::+ "
+
+BOX = [
+    Claim(
+        "box_steps.json",
+        rf"`results/bench/box_steps\.json`, forks of the benchmark's own process, median of 5 "
+        rf"rounds;[^)]*\): a plain fork that exits takes (?P<fork>{NUM}) ms; the box's init "
+        rf"\(a second fork\) adds (?P<init>-?{NUM}) ms, the PID namespace (?P<pid>-?{NUM}), the "
+        rf"mount namespace (?P<mnt>-?{NUM}), the fresh `/proc` (?P<proc>-?{NUM}), covering "
+        rf"`/sys` (?P<sys>-?{NUM}) and the box's own cgroup (?P<cg>-?{NUM}) ms: a whole box "
+        rf"(?P<box>{NUM}) ms = (?P<x>{NUM})x a plain fork\. A process's move into a fresh "
+        rf"cgroup takes (?P<b2b>{NUM}) ms back to back but (?P<pause>{NUM}) ms after a pause",
+        {
+            "fork": v("steps_ms::plain fork", ".2f"),
+            "init": v(_STEP + "the init (a second fork)", ".2f"),
+            "pid": v(_STEP + "PID namespace", ".2f"),
+            "mnt": v(_STEP + "mount namespace", ".2f"),
+            "proc": v(_STEP + "fresh /proc", ".2f"),
+            "sys": v(_STEP + "/sys covered", ".2f"),
+            "cg": v(_STEP + "own cgroup (the init moves in)", ".2f"),
+            "box": v("steps_ms::+ own cgroup (the init moves in)", ".2f"),
+            "x": v("box_vs_fork", ".2f"),
+            "b2b": v("cgroup_move_ms::back_to_back", ".2f"),
+            "pause": v("cgroup_move_ms::after_pause", ".2f"),
+        },
+    ),
+]
+
+
+# --------------------------------------------------------------------- judge_cpu.json
+def _cpu(jobs: int) -> Claim:
+    def row(key: str, spec: str) -> Value:
+        return lambda d: format(next(r[key] for r in at(d, "rows") if r["jobs"] == jobs), spec)
+
+    return Claim(
+        "judge_cpu.json",
+        r"\| jobs \| wall ms per judgment \|.*\n(?:\|.*\|\n)*?"
+        + _row(
+            [
+                str(jobs),
+                rf"(?P<wall>{NUM})",
+                rf"(?P<cpu>{NUM})",
+                rf"(?P<boxes>{NUM})",
+                rf"(?P<host>{NUM})",
+                rf"(?P<busy>{NUM})",
+            ]
+        ),
+        {
+            "wall": row("wall_ms", ".1f"),
+            "cpu": row("cpu_ms", ".1f"),
+            "boxes": row("boxes_ms", ".1f"),
+            "host": row("host_ms", ".1f"),
+            "busy": row("busy", ".2f"),
+        },
+    )
+
+
+JUDGE_CPU = [_cpu(1), _cpu(2), _cpu(4)]
+
 CLAIMS: list[Claim] = [
+    *BOX,
+    *JUDGE_CPU,
     *MODEL_POOL,
     *SERVER_OPTIONS,
     *JUDGE,
