@@ -10,11 +10,12 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -25,14 +26,33 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _harness(script: str) -> subprocess.Popen[str]:
-    """A separate harness process running ``script``; it prints READY <info> when set."""
-    return subprocess.Popen(
+    """A separate harness process running ``script``; it prints READY <info> when set.
+    Its stderr goes to a file, not a pipe nobody reads while it runs (a full pipe would
+    block it, and a test waiting for it to exit would blame the harness); the file is
+    read by :func:`_stderr` for a failure's message."""
+    err = tempfile.TemporaryFile(mode="w+", encoding="utf-8")  # noqa: SIM115 - read after exit
+    proc = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(script)],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=err,
         text=True,
         cwd=ROOT,
     )
+    _ERR[proc.pid] = err
+    return proc
+
+
+_ERR: dict[int, IO[str]] = {}
+
+
+def _stderr(proc: subprocess.Popen[str]) -> str:
+    """The last 4,000 characters the harness wrote to stderr."""
+    err = _ERR.get(proc.pid)
+    if err is None:
+        return ""
+    err.flush()
+    err.seek(0)
+    return err.read()[-4000:]
 
 
 def _wait_ready(proc: subprocess.Popen[str]) -> str:
@@ -40,9 +60,8 @@ def _wait_ready(proc: subprocess.Popen[str]) -> str:
     line = proc.stdout.readline()
     if not line.startswith("READY"):
         proc.kill()
-        raise AssertionError(
-            f"harness did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}"
-        )
+        proc.wait(timeout=30)
+        raise AssertionError(f"harness did not start: {line!r} {_stderr(proc)}")
     return line.split(maxsplit=1)[1].strip()
 
 
@@ -107,7 +126,8 @@ async def test_container_is_locked_down(make_sandbox: Callable[..., Sandbox]) ->
 
 
 DOCKER_HARNESS = """
-    import asyncio, os, sys, time
+    import asyncio, faulthandler, os, signal, sys, time
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     from reflexion_bench.sandbox.docker import DockerSandbox
     from reflexion_bench.sandbox.base import ExecRequest
     sb = DockerSandbox(jobs=2, image={image!r})
@@ -132,7 +152,16 @@ def test_containers_removed_when_harness_dies(docker_image: str, how: str) -> No
     assert len(cids) == 2
     time.sleep(0.5)  # the long job is running now
     proc.send_signal(getattr(signal, how))
-    proc.wait(timeout=60)
+    try:
+        # Generous: under the full suite's load (4 workers, other tests' containers) the
+        # engine's removals have taken most of a minute.
+        proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)  # the harness's faulthandler: every thread's stack
+        time.sleep(2)
+        proc.kill()
+        proc.wait(timeout=30)
+        pytest.fail(f"the harness did not exit 120 s after {how}; its stderr:\n{_stderr(proc)}")
     ours = lambda: [c for c in _labelled(client) if c["Id"] in cids]  # noqa: E731
     assert _until(lambda: not ours(), 30), ours()
 
