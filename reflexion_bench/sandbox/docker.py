@@ -378,7 +378,11 @@ def sweep_containers(client: Any) -> int:
         owner = (c.get("Labels") or {}).get("reflexion_bench.owner", "")
         host, _, pid = owner.rpartition(":")
         alive = host == _HOST and pid.isdigit() and os.path.exists(f"/proc/{pid}")
-        if alive and c.get("State") == "running":
+        # A live harness's container is never touched unless it has ended: one that is
+        # only "created" (between create and start) is another run's worker starting up,
+        # and removing it killed that worker (tests running Docker sandboxes in parallel
+        # saw their supervisors vanish: "did not start", "went away (eof)").
+        if alive and c.get("State") not in ("exited", "dead"):
             continue
         with contextlib.suppress(Exception):
             client.api.remove_container(c["Id"], force=True)

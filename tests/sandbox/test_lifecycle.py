@@ -187,6 +187,27 @@ def test_startup_sweep_removes_leftovers_of_dead_runs(docker_image: str) -> None
 
 
 @pytest.mark.docker
+def test_startup_sweep_spares_a_live_runs_container_not_yet_started(docker_image: str) -> None:
+    """Between create and start a live run's worker is "created", not "running": another
+    run's startup sweep must leave it alone (it removed it, killing that worker)."""
+    from reflexion_bench.sandbox.docker import _HOST, LABEL, docker_client, sweep_containers
+
+    client = docker_client()
+    starting = client.api.create_container(
+        docker_image,
+        command=["sleep", "600"],
+        labels={LABEL: "1", "reflexion_bench.owner": f"{_HOST}:{os.getpid()}"},
+        host_config=client.api.create_host_config(network_mode="none"),
+    )
+    try:
+        sweep_containers(client)
+        left = {c["Id"]: c["State"] for c in _labelled(client)}
+        assert left.get(starting["Id"]) == "created", left
+    finally:
+        client.api.remove_container(starting["Id"], force=True)
+
+
+@pytest.mark.docker
 def test_missing_image_is_a_config_error(docker_image: str) -> None:
     from reflexion_bench.sandbox.docker import DockerSandbox
 
