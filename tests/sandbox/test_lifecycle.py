@@ -15,7 +15,7 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 
@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _harness(script: str) -> subprocess.Popen[str]:
     """A separate harness process running ``script``; it prints READY <info> when set.
-    Its stderr goes to a file, not a pipe nobody reads while it runs (a full pipe would
-    block it, and a test waiting for it to exit would blame the harness); the file is
-    read by :func:`_stderr` for a failure's message."""
+    Its stderr goes to a file (kept as ``proc.stderr``), not a pipe nobody reads while
+    it runs: a full pipe would block it, and a test waiting for it to exit would blame
+    the harness. :func:`_stderr` reads the file for a failure's message."""
     err = tempfile.TemporaryFile(mode="w+", encoding="utf-8")  # noqa: SIM115 - read after exit
     proc = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(script)],
@@ -38,21 +38,16 @@ def _harness(script: str) -> subprocess.Popen[str]:
         text=True,
         cwd=ROOT,
     )
-    _ERR[proc.pid] = err
+    proc.stderr = err  # closed with the Popen, like the pipe it replaces
     return proc
-
-
-_ERR: dict[int, IO[str]] = {}
 
 
 def _stderr(proc: subprocess.Popen[str]) -> str:
     """The last 4,000 characters the harness wrote to stderr."""
-    err = _ERR.get(proc.pid)
-    if err is None:
+    if proc.stderr is None:
         return ""
-    err.flush()
-    err.seek(0)
-    return err.read()[-4000:]
+    proc.stderr.seek(0)
+    return proc.stderr.read()[-4000:]
 
 
 def _wait_ready(proc: subprocess.Popen[str]) -> str:
@@ -154,7 +149,7 @@ def test_containers_removed_when_harness_dies(docker_image: str, how: str) -> No
     proc.send_signal(getattr(signal, how))
     try:
         # Generous: under the full suite's load (4 workers, other tests' containers) the
-        # engine's removals have taken most of a minute.
+        # harness has twice missed 60 s; a hang, not a slow exit, shows in the stacks.
         proc.wait(timeout=120)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGUSR1)  # the harness's faulthandler: every thread's stack
